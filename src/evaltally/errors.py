@@ -1,0 +1,67 @@
+"""The exception tree of evaltally. Every error a user can meet derives from one root.
+
+    EvaltallyError                 root; carries a message that says what to fix
+    ├── ConfigError                a sweep config: names the file, the key and the reason
+    ├── DataError                  an item/scenario file: names the file, line/record and field
+    ├── LedgerError                a run directory or ledger file is unusable
+    │   ├── RunLockedError         another process drives the same run
+    │   ├── PlanMismatchError      the config no longer matches the recorded plan
+    │   └── LedgerIntegrityError   `tally verify` found a violated invariant
+    ├── ProviderError              a provider answered in a way the adapter cannot use
+    ├── CredentialError            a key or credential variable is missing
+    └── SandboxError               service code from a data file failed or exceeded its limits
+
+Foreign exceptions (aiohttp, sqlite3, orjson, OSError) are translated at the module that meets
+them, so callers only ever catch these.
+"""
+
+from __future__ import annotations
+
+
+class EvaltallyError(Exception):
+    """Root of every error evaltally raises on purpose."""
+
+    exit_code = 2
+
+
+class ConfigError(EvaltallyError):
+    """A sweep config is invalid. The message names the file, the key and the reason."""
+
+    def __init__(self, path: object, key: str, reason: str) -> None:
+        self.path = str(path)
+        self.key = key
+        self.reason = reason
+        where = f"{self.path}: {key}" if key else self.path
+        super().__init__(f"{where}: {reason}")
+
+
+class DataError(EvaltallyError):
+    """An input data file is unreadable or malformed (names file, line or record, and field)."""
+
+
+class CredentialError(EvaltallyError):
+    """A credential the config refers to is missing. Never carries the credential itself."""
+
+
+class LedgerError(EvaltallyError):
+    """A run directory or its ledger cannot be used as asked."""
+
+
+class RunLockedError(LedgerError):
+    """Another process holds the run's lock."""
+
+
+class PlanMismatchError(LedgerError):
+    """The plan from the config differs from the plan recorded in the ledger."""
+
+
+class LedgerIntegrityError(LedgerError):
+    """A ledger invariant is violated (tampering, truncation, or a bug)."""
+
+
+class ProviderError(EvaltallyError):
+    """A provider response could not be interpreted."""
+
+
+class SandboxError(EvaltallyError):
+    """Untrusted service code failed, timed out or exceeded its limits in its sandbox."""
