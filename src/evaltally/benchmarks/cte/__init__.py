@@ -1,0 +1,1 @@
+"""CTE-Bench: scenarios, oracle, sandbox, grading and baselines."""
