@@ -1,0 +1,74 @@
+"""The adapter seam: providers only translate.
+
+An HTTP adapter turns (messages, generation params) into one `HttpRequest` and turns one
+`HttpResponse` into a `Completion` or a classified `AttemptError`. Scheduling, retries, rate
+limiting and ledger writes live in the runner, never here.
+
+An offline adapter (the CTE baseline predictors) answers in-process from the benchmark's own
+oracle context, so a demo needs no key and no network; it goes through the same lane, ledger
+and outcome logic as an HTTP adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from evaltally.records import AttemptError, Completion, Message, RateLimitSnapshot
+
+
+@dataclass(frozen=True, slots=True)
+class HttpRequest:
+    """One HTTP request. `headers` may hold credentials: never log or store them.
+
+    `body` is deterministic for the same messages and params (canonical JSON), so its sha256 is
+    the request hash a resume checks.
+    """
+
+    method: str
+    url: str
+    body: bytes
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpResponse:
+    """One HTTP response as received. Header names are lower-cased."""
+
+    status: int
+    headers: Mapping[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """What an adapter needs to address one model: resolved from the config, key included.
+
+    `api_key` is read from the environment variable the config names; `repr` hides it.
+    """
+
+    model: str
+    base_url: str
+    api_key: str | None = field(default=None, repr=False)
+    params: Mapping[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Provider-specific settings (reasoning switch, region, api version, ...)."""
+
+
+@runtime_checkable
+class HttpAdapter(Protocol):
+    """Translate to and from one provider's HTTP API."""
+
+    def build_request(self, endpoint: Endpoint, messages: Sequence[Message]) -> HttpRequest: ...
+
+    def parse_response(self, response: HttpResponse) -> Completion | AttemptError: ...
+
+    def rate_limits(self, response: HttpResponse) -> RateLimitSnapshot | None: ...
+
+
+@runtime_checkable
+class OfflineAdapter(Protocol):
+    """Answer in-process. `context` is the benchmark's oracle view of the call (never sent)."""
+
+    def answer(self, messages: Sequence[Message], context: Mapping[str, Any]) -> Completion: ...

@@ -1,0 +1,123 @@
+"""Plain records shared by the planner, runner, ledger and adapters.
+
+Everything here is data: frozen dataclasses and string enums, no I/O. The ledger stores these
+records; exports are derived from them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import orjson
+
+JSONValue = Any
+Message = dict[str, str]
+"""One chat message: {"role": "system"|"user"|"assistant", "content": "..."}."""
+
+
+def canonical_json(value: object) -> bytes:
+    """The canonical byte form used for every content hash: sorted keys, no whitespace."""
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def content_hash(value: object, length: int = 64) -> str:
+    """sha256 of the canonical JSON of `value`, hex, truncated to `length` characters."""
+    return hashlib.sha256(canonical_json(value)).hexdigest()[:length]
+
+
+class Status(StrEnum):
+    """Terminal outcomes of a planned call (DESIGN.md, "Outcome")."""
+
+    OK = "ok"
+    PARSE_ERROR = "parse_error"
+    FAILED = "failed"
+    BLOCKED = "blocked"
+
+    @property
+    def is_final(self) -> bool:
+        """ok and parse_error are never re-run; failed and blocked are re-run by resume."""
+        return self in (Status.OK, Status.PARSE_ERROR)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedCall:
+    """One request the sweep will make. `call_id` is derived from content, never a counter.
+
+    `spec` holds what the benchmark needs to render the prompt (item reference, step, protocol);
+    it is JSON-serializable and part of the id, so a changed item changes the id.
+    """
+
+    call_id: str
+    chain_id: str
+    step: int
+    model: str
+    benchmark: str
+    item_id: str
+    sample: int
+    protocol: str
+    spec: Mapping[str, JSONValue] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token usage as the provider reported it (zeros when it did not)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cached_tokens": self.cached_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """A model answer, normalized across providers."""
+
+    text: str
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    request_id: str | None = None
+
+
+class ErrorAction(StrEnum):
+    """What the runner does about a failed attempt. Decided by the adapter, acted on by the lane."""
+
+    RETRY = "retry"
+    FAIL_CALL = "fail_call"
+    STOP_LANE = "stop_lane"
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptError:
+    """A failed attempt, classified: the retry decision as data."""
+
+    action: ErrorAction
+    error_class: str
+    """Short stable name: http_429, http_503, timeout, connection, bad_body, http_400, ..."""
+    detail: str
+    status: int | None = None
+    retry_after_s: float | None = None
+    """Server-requested wait (Retry-After and friends); pauses the whole lane."""
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitSnapshot:
+    """What a provider's rate-limit headers said about the lane's remaining budget."""
+
+    remaining_requests: int | None = None
+    remaining_tokens: int | None = None
+    reset_requests_s: float | None = None
+    reset_tokens_s: float | None = None
+    limit_requests: int | None = None
+    limit_tokens: int | None = None
