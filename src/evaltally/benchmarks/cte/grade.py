@@ -1,0 +1,297 @@
+"""CTE-Bench grading: pure functions over predictions and oracle fields (no I/O).
+
+Input: one ``GradedCall`` per *planned* scored call (intention-to-evaluate: a call without a
+usable answer has ``prediction=None`` and counts as wrong everywhere). All rates are fractions
+in [0, 1] (reports multiply by 100). Definitions (see docs/cte.md):
+
+- value match (VM): the parsed prediction equals the target as JSON (key order ignored,
+  ``True != 1``, ``1 == 1.0``). all-call VM over every planned call; effect-step VM over calls
+  whose target differs from the no-intervention response.
+- status match: prediction and target are both, or both not, a dict with an ``error`` key.
+- field match: both sides flattened to leaf paths (dict keys and list indices; an empty dict or
+  list is itself a leaf); score = leaves equal on both sides / |union of leaf paths|, so a
+  missing and an extra leaf each cost one union element. No prediction scores 0.
+- parse-failure rate: answered-but-unparsed calls / planned calls; coverage: answered / planned.
+- scored-only: the same rates over answered calls (parse failures still count as wrong).
+- free rollout: whole-trace exact match = share of scenarios whose every planned call is a VM;
+  first wrong call = 1-based position of the first non-VM call (parse failures and missing
+  answers are wrong); its median is over scenarios with at least one wrong call
+  (``statistics.median``: the mean of the two middle values for an even count);
+  VM over calls 1-10 and 21-40 (future_index 0-9 and 20-39).
+- 95% intervals: percentile bootstrap over scenarios. Scenarios are sorted by id;
+  ``rng = random.Random(seed)``; for each of ``resamples`` rounds draw ``n`` indices with
+  ``rng.randrange(n)``; the metric is recomputed on the resample (skipped when undefined); the
+  interval is the 2.5th/97.5th percentile with linear interpolation at ``p * (R - 1)``.
+  Breakdowns (by service/kind) resample within the group with a fresh ``Random(seed)``.
+- equal-service view: the unweighted mean over services of each service's value.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .records import is_error, json_equal
+
+RATE_METRICS = (
+    "all_call_vm",
+    "effect_step_vm",
+    "status_match",
+    "field_match",
+    "parse_failure_rate",
+    "coverage",
+    "vm_calls_1_10",
+    "vm_calls_21_40",
+)
+SCENARIO_METRICS = ("whole_trace_exact", "median_first_wrong")
+
+
+@dataclass(frozen=True)
+class GradedCall:
+    """One planned scored call with its oracle fields and the model's (parsed) answer."""
+
+    scenario_id: str
+    service: str
+    kind: str
+    future_index: int  # 0-based position in the scored window
+    is_effect_step: bool
+    target: Any  # the intervention (counterfactual) response
+    no_intervention: Any  # the response without the intervention
+    prediction: Any | None  # parsed JSON, or None when there is no usable answer
+    parsed_ok: bool
+    answered: bool  # the model returned text (parsed or not)
+
+
+def value_match(prediction: Any | None, target: Any) -> bool:
+    """VM: the prediction equals the target as decoded JSON. No prediction never matches."""
+    return prediction is not None and json_equal(prediction, target)
+
+
+def status_match(prediction: Any | None, target: Any) -> bool:
+    """Success-vs-error agreement (error codes not compared). No prediction never matches."""
+    return prediction is not None and is_error(prediction) == is_error(target)
+
+
+def flatten(value: Any, prefix: tuple[str | int, ...] = ()) -> dict[tuple[str | int, ...], Any]:
+    """Leaf path -> scalar value. Empty dicts/lists are leaves (so ``{}`` is not "no fields")."""
+    if isinstance(value, dict) and value:
+        out: dict[tuple[str | int, ...], Any] = {}
+        for k, v in value.items():
+            out.update(flatten(v, (*prefix, str(k))))
+        return out
+    if isinstance(value, list) and value:
+        out = {}
+        for i, v in enumerate(value):
+            out.update(flatten(v, (*prefix, i)))
+        return out
+    return {prefix: value}
+
+
+def field_match(prediction: Any | None, target: Any) -> float:
+    """Matched leaves / |union of leaf paths| (a missing or an extra leaf each cost one)."""
+    if prediction is None:
+        return 0.0
+    p, t = flatten(prediction), flatten(target)
+    union = p.keys() | t.keys()
+    matched = sum(1 for k in p.keys() & t.keys() if json_equal(p[k], t[k]))
+    return matched / len(union)
+
+
+#: Per-scenario sums, in this order; every rate is a ratio of sums over scenarios, so a
+#: bootstrap resample only has to add vectors. ``a_*`` restrict to answered calls.
+_FIELDS = (
+    "n", "vm", "sm", "fm", "parse_fail", "answered", "eff_n", "eff_vm", "n_1_10", "vm_1_10",
+    "n_21_40", "vm_21_40", "a_vm", "a_sm", "a_fm", "a_eff_n", "a_eff_vm", "whole", "one",
+)  # fmt: skip
+_I = {name: i for i, name in enumerate(_FIELDS)}
+
+
+@dataclass(frozen=True)
+class _Agg:
+    vec: tuple[float, ...]
+    first_wrong: int | None  # 1-based; None when every call is a value match
+
+
+def _scenario_agg(calls: Sequence[GradedCall]) -> _Agg:
+    v = dict.fromkeys(_FIELDS, 0.0)
+    first_wrong: int | None = None
+    for c in sorted(calls, key=lambda c: c.future_index):
+        ok = value_match(c.prediction, c.target)
+        sm = status_match(c.prediction, c.target)
+        fm = field_match(c.prediction, c.target)
+        v["n"] += 1
+        v["vm"] += ok
+        v["sm"] += sm
+        v["fm"] += fm
+        v["parse_fail"] += c.answered and not c.parsed_ok
+        v["answered"] += c.answered
+        if c.is_effect_step:
+            v["eff_n"] += 1
+            v["eff_vm"] += ok
+        if c.future_index < 10:
+            v["n_1_10"] += 1
+            v["vm_1_10"] += ok
+        if 20 <= c.future_index < 40:
+            v["n_21_40"] += 1
+            v["vm_21_40"] += ok
+        if c.answered:
+            v["a_vm"] += ok
+            v["a_sm"] += sm
+            v["a_fm"] += fm
+            v["a_eff_n"] += c.is_effect_step
+            v["a_eff_vm"] += c.is_effect_step and ok
+        if not ok and first_wrong is None:
+            first_wrong = c.future_index + 1
+    v["whole"] = float(v["n"] > 0 and v["vm"] == v["n"])
+    v["one"] = 1.0
+    return _Agg(tuple(v[f] for f in _FIELDS), first_wrong)
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return num / den if den else None
+
+
+def _values(aggs: Sequence[_Agg]) -> dict[str, dict[str, float | None]]:
+    """All metric values of a multiset of scenarios."""
+    t = [sum(col) for col in zip(*(a.vec for a in aggs), strict=True)] or [0.0] * len(_FIELDS)
+
+    def r(num: str, den: str) -> float | None:
+        return _ratio(t[_I[num]], t[_I[den]])
+
+    wrong = [a.first_wrong for a in aggs if a.first_wrong is not None]
+    main = {
+        "all_call_vm": r("vm", "n"),
+        "effect_step_vm": r("eff_vm", "eff_n"),
+        "status_match": r("sm", "n"),
+        "field_match": r("fm", "n"),
+        "parse_failure_rate": r("parse_fail", "n"),
+        "coverage": r("answered", "n"),
+        "vm_calls_1_10": r("vm_1_10", "n_1_10"),
+        "vm_calls_21_40": r("vm_21_40", "n_21_40"),
+        "whole_trace_exact": r("whole", "one"),
+        "median_first_wrong": float(statistics.median(wrong)) if wrong else None,
+    }
+    scored_only = {
+        "all_call_vm": r("a_vm", "answered"),
+        "effect_step_vm": r("a_eff_vm", "a_eff_n"),
+        "status_match": r("a_sm", "answered"),
+        "field_match": r("a_fm", "answered"),
+        "parse_failure_rate": r("parse_fail", "answered"),
+    }
+    return {"metrics": main, "scored_only": scored_only}
+
+
+def _equal_service(
+    aggs: Sequence[_Agg], services: Sequence[str]
+) -> dict[str, dict[str, float | None]]:
+    groups: dict[str, list[_Agg]] = {}
+    for a, s in zip(aggs, services, strict=True):
+        groups.setdefault(s, []).append(a)
+    per = [_values(g)["metrics"] for g in groups.values()]
+    out: dict[str, float | None] = {}
+    for name in (*RATE_METRICS, "whole_trace_exact"):
+        vals = [v for p in per if (v := p[name]) is not None]
+        out[name] = sum(vals) / len(vals) if vals else None
+    return {"equal_service": out}
+
+
+def percentile(sorted_values: Sequence[float], p: float) -> float:
+    """Linear-interpolation percentile (``p`` in [0, 1]) of already sorted values."""
+    pos = p * (len(sorted_values) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+Compute = Callable[[Sequence[_Agg], Sequence[str]], dict[str, dict[str, float | None]]]
+
+
+def _with_intervals(
+    aggs: Sequence[_Agg],
+    services: Sequence[str],
+    compute: Compute,
+    seed: int,
+    resamples: int,
+    level: float,
+) -> dict[str, dict[str, dict[str, float | None]]]:
+    point = compute(aggs, services)
+    draws: dict[tuple[str, str], list[float]] = {}
+    rng = random.Random(seed)
+    n = len(aggs)
+    for _ in range(resamples if n else 0):
+        idx = [rng.randrange(n) for _ in range(n)]
+        res = compute([aggs[i] for i in idx], [services[i] for i in idx])
+        for section, vals in res.items():
+            for name, v in vals.items():
+                if v is not None:
+                    draws.setdefault((section, name), []).append(v)
+    alpha = (1 - level) / 2
+    out: dict[str, dict[str, dict[str, float | None]]] = {}
+    for section, vals in point.items():
+        out[section] = {}
+        for name, v in vals.items():
+            d = sorted(draws.get((section, name), []))
+            out[section][name] = {
+                "value": v,
+                "ci_low": percentile(d, alpha) if d else None,
+                "ci_high": percentile(d, 1 - alpha) if d else None,
+            }
+    return out
+
+
+def _group_summary(
+    by_scenario: Mapping[str, list[GradedCall]], seed: int, resamples: int, level: float
+) -> dict[str, Any]:
+    ids = sorted(by_scenario)
+    aggs = [_scenario_agg(by_scenario[i]) for i in ids]
+    services = [by_scenario[i][0].service for i in ids]
+
+    def both(a: Sequence[_Agg], s: Sequence[str]) -> dict[str, dict[str, float | None]]:
+        return {**_values(a), **_equal_service(a, s)}
+
+    out: dict[str, Any] = {
+        "n_scenarios": len(ids),
+        "n_calls": int(sum(a.vec[_I["n"]] for a in aggs)),
+        "n_effect_steps": int(sum(a.vec[_I["eff_n"]] for a in aggs)),
+    }
+    out.update(_with_intervals(aggs, services, both, seed, resamples, level))
+    return out
+
+
+def _by_scenario(calls: Iterable[GradedCall]) -> dict[str, list[GradedCall]]:
+    groups: dict[str, list[GradedCall]] = {}
+    for c in calls:
+        groups.setdefault(c.scenario_id, []).append(c)
+    return groups
+
+
+def summarize(
+    calls: Iterable[GradedCall], *, seed: int = 0, resamples: int = 2000, level: float = 0.95
+) -> dict[str, Any]:
+    """Every metric with its bootstrap interval, overall and ``by_service`` / ``by_kind``.
+
+    Shape: ``{"n_scenarios", "n_calls", "n_effect_steps", "metrics": {name: {"value", "ci_low",
+    "ci_high"}}, "scored_only": {...}, "equal_service": {...}, "by_service": {service: {...same
+    without equal_service...}}, "by_kind": {...}, "bootstrap": {...}}``. Undefined values
+    (empty denominators) are ``None``."""
+    groups = _by_scenario(calls)
+    out = _group_summary(groups, seed, resamples, level)
+    for key, attr in (("by_service", "service"), ("by_kind", "kind")):
+        parts: dict[str, dict[str, list[GradedCall]]] = {}
+        for sid, cs in groups.items():
+            parts.setdefault(getattr(cs[0], attr), {})[sid] = cs
+        out[key] = {}
+        for name in sorted(parts):
+            sub = _group_summary(parts[name], seed, resamples, level)
+            sub.pop("equal_service")
+            out[key][name] = sub
+    out["bootstrap"] = {
+        "resamples": resamples,
+        "seed": seed,
+        "level": level,
+        "method": "percentile, scenarios resampled, sorted by id, random.Random(seed)",
+    }
+    return out
