@@ -1,0 +1,192 @@
+"""What the mock model says: generated answers, scripted answers, and token counts.
+
+Generated answers are a pure function of (seed, raw request body): a small JSON object, so
+benchmarks that parse JSON answers parse it. Scripted answers come from a JSONL file so a test can
+play a model turn by turn. Token counts are len(text)/4 estimates: cheap, deterministic, and close
+enough to real tokenizers for rate-limit and cost arithmetic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from evaltally.errors import DataError
+
+FINISH_KINDS = ("stop", "length", "safety")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """A request normalized across dialects."""
+
+    model: str
+    system: str
+    messages: tuple[tuple[str, str], ...]  # (role, text); roles normalized to user/assistant
+    max_tokens: int | None
+    params: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def last_user(self) -> str:
+        for role, text in reversed(self.messages):
+            if role == "user":
+                return text
+        return ""
+
+    def prompt_tokens(self) -> int:
+        chars = len(self.system) + sum(len(t) for _, t in self.messages)
+        # A few tokens of per-message framing, as chat templates add.
+        return estimate_tokens_chars(chars) + 3 * len(self.messages) + (3 if self.system else 0)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What the model produced, before a dialect renders it."""
+
+    text: str
+    finish: str  # "stop" | "length" | "safety" | "blocked"
+    prompt_tokens: int
+    completion_tokens: int  # visible + reasoning
+    reasoning_tokens: int
+    cached_tokens: int
+
+
+def estimate_tokens_chars(chars: int) -> int:
+    return (chars + 3) // 4
+
+
+def estimate_tokens(text: str) -> int:
+    return estimate_tokens_chars(len(text))
+
+
+def generated_answer(seed: int, body_hash: str) -> str:
+    digest = hashlib.sha256(f"{seed}:{body_hash}".encode()).hexdigest()
+    return '{"ok": true, "mock": "' + digest[:8] + '"}'
+
+
+@dataclass(frozen=True)
+class ScriptLine:
+    answers: tuple[str, ...]
+    match: str | None = None
+    sha256: str | None = None
+    model: str | None = None
+    finish: str | None = None
+    reasoning_tokens: int | None = None
+
+    def matches(self, prompt: Prompt, last_user_sha: str) -> bool:
+        if self.model is not None and self.model != prompt.model:
+            return False
+        if self.sha256 is not None and self.sha256 != last_user_sha:
+            return False
+        return self.match is None or self.match in prompt.last_user
+
+
+_LINE_KEYS = {"match", "sha256", "model", "answer", "answers", "finish", "reasoning_tokens"}
+
+
+class Script:
+    """Scripted answers from JSONL; the first matching line wins."""
+
+    def __init__(self, lines: list[ScriptLine]) -> None:
+        self.lines = lines
+        # Which answer of a multi-answer line a body gets next: (line index, body hash) -> n.
+        self._served: dict[tuple[int, str], int] = {}
+
+    @classmethod
+    def load(cls, path: Path) -> Script:
+        try:
+            raw_lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise DataError(f"{path}: cannot read answers file: {exc}") from exc
+        lines: list[ScriptLine] = []
+        for no, raw in enumerate(raw_lines, start=1):
+            if not raw.strip() or raw.lstrip().startswith("#"):
+                continue
+            lines.append(_parse_line(path, no, raw))
+        return cls(lines)
+
+    def find(self, prompt: Prompt) -> tuple[ScriptLine | None, int]:
+        if not self.lines:
+            return None, -1
+        sha = hashlib.sha256(prompt.last_user.encode()).hexdigest()
+        for i, line in enumerate(self.lines):
+            if line.matches(prompt, sha):
+                return line, i
+        return None, -1
+
+    def answer_for(self, line: ScriptLine, index: int, body_hash: str) -> str:
+        """The n-th success for the same body gets answers[n % len] (n from 0)."""
+        if len(line.answers) == 1:
+            return line.answers[0]
+        key = (index, body_hash)
+        n = self._served.get(key, 0)
+        self._served[key] = n + 1
+        return line.answers[n % len(line.answers)]
+
+
+def _parse_line(path: Path, no: int, raw: str) -> ScriptLine:
+    where = f"{path}:{no}"
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise DataError(f"{where}: not valid JSON: {exc}") from exc
+    if not isinstance(obj, dict):
+        raise DataError(f"{where}: each line must be a JSON object")
+    unknown = set(obj) - _LINE_KEYS
+    if unknown:
+        raise DataError(f"{where}: unknown keys {sorted(unknown)}; allowed {sorted(_LINE_KEYS)}")
+    if ("answer" in obj) == ("answers" in obj):
+        raise DataError(f"{where}: give exactly one of 'answer' (string) or 'answers' (list)")
+    answers = (obj["answer"],) if "answer" in obj else tuple(obj["answers"] or ())
+    if not answers or not all(isinstance(a, str) for a in answers):
+        raise DataError(f"{where}: answer(s) must be non-empty string(s)")
+    for key in ("match", "sha256", "model"):
+        if key in obj and not isinstance(obj[key], str):
+            raise DataError(f"{where}: '{key}' must be a string")
+    finish = obj.get("finish")
+    if finish is not None and finish not in FINISH_KINDS:
+        raise DataError(f"{where}: 'finish' must be one of {FINISH_KINDS}")
+    rt = obj.get("reasoning_tokens")
+    if rt is not None and (not isinstance(rt, int) or isinstance(rt, bool) or rt < 0):
+        raise DataError(f"{where}: 'reasoning_tokens' must be an integer >= 0")
+    sha = obj.get("sha256")
+    return ScriptLine(
+        answers=answers,
+        match=obj.get("match"),
+        sha256=sha.lower() if sha else None,
+        model=obj.get("model"),
+        finish=finish,
+        reasoning_tokens=rt,
+    )
+
+
+def complete(
+    prompt: Prompt,
+    text: str,
+    *,
+    finish: str,
+    reasoning_tokens: int,
+    cached_tokens: int,
+) -> Completion:
+    """Apply max_tokens like a provider does: reasoning first, then visible text, cut at budget."""
+    p_tokens = prompt.prompt_tokens()
+    budget = prompt.max_tokens
+    reasoning = reasoning_tokens
+    if budget is not None and reasoning >= budget:
+        reasoning, text, finish = budget, "", "length"
+    visible = estimate_tokens(text)
+    if budget is not None and reasoning + visible > budget:
+        keep = max(0, budget - reasoning)
+        text, finish, visible = text[: keep * 4], "length", keep
+    return Completion(
+        text=text,
+        finish=finish,
+        prompt_tokens=p_tokens,
+        completion_tokens=visible + reasoning,
+        reasoning_tokens=reasoning,
+        cached_tokens=min(cached_tokens, p_tokens),
+    )

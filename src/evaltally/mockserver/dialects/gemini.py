@@ -1,0 +1,157 @@
+"""Google Gemini API (POST /v1beta/models/{model}:generateContent)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from evaltally.mockserver.answers import Completion, Prompt
+from evaltally.mockserver.dialects.base import (
+    AuthSettings,
+    ClientFault,
+    Dialect,
+    ReplyContext,
+    optional_int,
+    require_list,
+)
+
+_FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "safety": "SAFETY", "blocked": "SAFETY"}
+# google.rpc.Code names per HTTP status, as the Gemini API puts them in error.status.
+_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    408: "DEADLINE_EXCEEDED",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    502: "UNAVAILABLE",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+    529: "UNAVAILABLE",
+}
+_BLOCKED_RATING = [
+    {"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True}
+]
+
+
+class GeminiDialect(Dialect):
+    name: ClassVar[str] = "gemini"
+    routes: ClassVar[tuple[str, ...]] = (
+        "/v1beta/models/{model}:generateContent",
+        "/v1/models/{model}:generateContent",
+    )
+
+    def check_auth(
+        self, headers: Mapping[str, str], query: Mapping[str, str], auth: AuthSettings
+    ) -> None:
+        if not auth.require:
+            return
+        key = headers.get("x-goog-api-key") or query.get("key", "")
+        if not key:
+            raise ClientFault(
+                403,
+                "Method doesn't allow unregistered callers (callers without established "
+                "identity). Please use API Key or other form of API consumer identity.",
+            )
+        if auth.api_key is not None and key != auth.api_key:
+            # Gemini answers a wrong key with 400 INVALID_ARGUMENT, not 401: adapters must cope.
+            raise ClientFault(
+                400, "API key not valid. Please pass a valid API key.", "API_KEY_INVALID"
+            )
+
+    def parse(self, body: Any, headers: Mapping[str, str], path_model: str | None) -> Prompt:
+        if not isinstance(body, dict):
+            raise ClientFault(400, "Invalid JSON payload received.")
+        msgs: list[tuple[str, str]] = []
+        for i, c in enumerate(require_list(body, "contents")):
+            role = c.get("role", "user") if isinstance(c, dict) else None
+            if role not in ("user", "model"):
+                raise ClientFault(400, f"contents[{i}].role: Please use a valid role: user, model.")
+            msgs.append(
+                ("user" if role == "user" else "assistant", _parts_text(c, f"contents[{i}]"))
+            )
+        sys_obj = body.get("systemInstruction", body.get("system_instruction"))
+        system = _parts_text(sys_obj, "systemInstruction") if isinstance(sys_obj, dict) else ""
+        gen = body.get("generationConfig", body.get("generation_config")) or {}
+        if not isinstance(gen, dict):
+            raise ClientFault(400, "generationConfig: must be an object")
+        return Prompt(
+            model=path_model or "",
+            system=system,
+            messages=tuple(msgs),
+            max_tokens=optional_int(gen.get("maxOutputTokens"), "generationConfig.maxOutputTokens"),
+        )
+
+    def success(self, prompt: Prompt, completion: Completion, ctx: ReplyContext) -> dict[str, Any]:
+        usage: dict[str, Any] = {"promptTokenCount": completion.prompt_tokens}
+        if completion.cached_tokens:
+            usage["cachedContentTokenCount"] = completion.cached_tokens
+        out: dict[str, Any] = {
+            "usageMetadata": usage,
+            "modelVersion": prompt.model,
+            "responseId": ctx.request_id[:22],
+        }
+        if completion.finish == "blocked":
+            # A blocked prompt: no candidates at all, only the feedback.
+            usage["totalTokenCount"] = completion.prompt_tokens
+            out["promptFeedback"] = {"blockReason": "SAFETY", "safetyRatings": _BLOCKED_RATING}
+            return out
+        visible = completion.completion_tokens - completion.reasoning_tokens
+        candidate: dict[str, Any] = {"finishReason": _FINISH[completion.finish], "index": 0}
+        if completion.finish == "safety":
+            # A blocked candidate carries ratings and no content.
+            candidate["safetyRatings"] = _BLOCKED_RATING
+            visible = 0
+        elif completion.text:
+            candidate["content"] = {"parts": [{"text": completion.text}], "role": "model"}
+        else:
+            candidate["content"] = {"role": "model"}  # thinking ate the budget: no parts
+        usage["candidatesTokenCount"] = visible
+        if completion.reasoning_tokens:
+            usage["thoughtsTokenCount"] = completion.reasoning_tokens
+        usage["totalTokenCount"] = completion.prompt_tokens + visible + completion.reasoning_tokens
+        out["candidates"] = [candidate]
+        return out
+
+    def error(
+        self,
+        status: int,
+        message: str,
+        code: str | None,
+        retry_after: float | None,
+        ctx: ReplyContext,
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        err: dict[str, Any] = {
+            "code": status,
+            "message": message,
+            "status": _STATUS.get(status, "INTERNAL"),
+        }
+        if code == "API_KEY_INVALID":
+            err["details"] = [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": "API_KEY_INVALID",
+                    "domain": "googleapis.com",
+                }
+            ]
+        elif retry_after is not None:
+            # Gemini states the wait in a RetryInfo detail ("retryDelay": "1s").
+            delay = f"{retry_after:.3f}".rstrip("0").rstrip(".") or "0"
+            err["details"] = [
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{delay}s"}
+            ]
+        return {"error": err}, {}
+
+
+def _parts_text(obj: dict[str, Any], where: str) -> str:
+    parts = obj.get("parts")
+    if not isinstance(parts, list):
+        raise ClientFault(400, f"{where}.parts: must be a list")
+    out: list[str] = []
+    for p in parts:
+        if not isinstance(p, dict):
+            raise ClientFault(400, f"{where}.parts: each part must be an object")
+        if isinstance(p.get("text"), str):
+            out.append(p["text"])
+    return "".join(out)

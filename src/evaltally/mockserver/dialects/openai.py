@@ -1,0 +1,152 @@
+"""OpenAI Chat Completions (POST /v1/chat/completions), also what OpenAI-compatible APIs speak."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from evaltally.mockserver.answers import Completion, Prompt
+from evaltally.mockserver.dialects.base import (
+    AuthSettings,
+    ClientFault,
+    Dialect,
+    ReplyContext,
+    optional_int,
+    require_list,
+    text_of,
+)
+from evaltally.mockserver.ratelimit import LimitSnapshot, openai_duration
+
+_FINISH = {
+    "stop": "stop",
+    "length": "length",
+    "safety": "content_filter",
+    "blocked": "content_filter",
+}
+_ROLES = {"system", "developer", "user", "assistant", "tool"}
+# (type, code) per status, after OpenAI's documented error codes.
+_ERRORS = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("invalid_request_error", "unsupported_country_region_territory"),
+    404: ("invalid_request_error", "model_not_found"),
+    408: ("timeout", None),
+    429: ("requests", "rate_limit_exceeded"),
+    500: ("server_error", None),
+    502: ("server_error", None),
+    503: ("server_error", "service_unavailable"),
+    504: ("server_error", "timeout"),
+    529: ("server_error", "overloaded"),
+}
+
+
+class OpenAIDialect(Dialect):
+    name: ClassVar[str] = "openai"
+    # With and without /v1: OpenAI-compatible base URLs differ on whether they include it.
+    routes: ClassVar[tuple[str, ...]] = ("/v1/chat/completions", "/chat/completions")
+
+    def check_auth(
+        self, headers: Mapping[str, str], query: Mapping[str, str], auth: AuthSettings
+    ) -> None:
+        if not auth.require:
+            return
+        value = headers.get("Authorization", "")
+        if not value.startswith("Bearer ") or not value[7:].strip():
+            raise ClientFault(
+                401,
+                "You didn't provide an API key. You need to provide your API key in an "
+                "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+            )
+        if auth.api_key is not None and value[7:].strip() != auth.api_key:
+            raise ClientFault(401, "Incorrect API key provided.", "invalid_api_key")
+
+    def parse(self, body: Any, headers: Mapping[str, str], path_model: str | None) -> Prompt:
+        if not isinstance(body, dict):
+            raise ClientFault(400, "We could not parse the JSON body of your request.")
+        model = body.get("model")
+        if not isinstance(model, str) or not model:
+            raise ClientFault(400, "you must provide a model parameter")
+        system: list[str] = []
+        msgs: list[tuple[str, str]] = []
+        for i, m in enumerate(require_list(body, "messages")):
+            if not isinstance(m, dict) or m.get("role") not in _ROLES:
+                raise ClientFault(400, f"messages[{i}].role: must be one of {sorted(_ROLES)}")
+            text = text_of(m.get("content"), f"messages[{i}].content")
+            role = m["role"]
+            if role in ("system", "developer"):
+                system.append(text)
+            else:
+                msgs.append(("assistant" if role == "assistant" else "user", text))
+        temp = body.get("temperature")
+        if temp is not None and (not isinstance(temp, int | float) or not 0 <= temp <= 2):
+            raise ClientFault(400, "temperature: must be a number between 0 and 2")
+        limit = body.get("max_completion_tokens", body.get("max_tokens"))
+        return Prompt(
+            model=model,
+            system="\n".join(system),
+            messages=tuple(msgs),
+            max_tokens=optional_int(limit, "max_tokens"),
+        )
+
+    def success(self, prompt: Prompt, completion: Completion, ctx: ReplyContext) -> dict[str, Any]:
+        filtered = completion.finish in ("safety", "blocked")
+        return {
+            "id": f"chatcmpl-{ctx.request_id[:24]}",
+            "object": "chat.completion",
+            "created": ctx.created,
+            "model": prompt.model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": None if filtered else completion.text,
+                        "refusal": None,
+                    },
+                    "logprobs": None,
+                    "finish_reason": _FINISH[completion.finish],
+                }
+            ],
+            "usage": {
+                "prompt_tokens": completion.prompt_tokens,
+                "completion_tokens": completion.completion_tokens,
+                "total_tokens": completion.prompt_tokens + completion.completion_tokens,
+                "prompt_tokens_details": {"cached_tokens": completion.cached_tokens},
+                "completion_tokens_details": {"reasoning_tokens": completion.reasoning_tokens},
+            },
+            "system_fingerprint": "fp_evaltally_mock",
+        }
+
+    def error(
+        self,
+        status: int,
+        message: str,
+        code: str | None,
+        retry_after: float | None,
+        ctx: ReplyContext,
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        etype, ecode = _ERRORS.get(status, ("server_error", None))
+        if status == 429 and code == "tokens":
+            etype = "tokens"
+        elif code is not None and status != 429:
+            ecode = code
+        body = {"error": {"message": message, "type": etype, "param": None, "code": ecode}}
+        return body, {}
+
+    def id_headers(self, ctx: ReplyContext) -> dict[str, str]:
+        return {
+            "x-request-id": f"req_{ctx.request_id}",
+            "openai-processing-ms": str(ctx.latency_ms),
+        }
+
+    def limit_headers(self, snap: LimitSnapshot) -> dict[str, str]:
+        out: dict[str, str] = {}
+        if snap.rpm is not None:
+            out["x-ratelimit-limit-requests"] = str(snap.rpm)
+            out["x-ratelimit-remaining-requests"] = str(snap.rpm_remaining)
+            out["x-ratelimit-reset-requests"] = openai_duration(snap.rpm_reset_s)
+        if snap.tpm is not None:
+            out["x-ratelimit-limit-tokens"] = str(snap.tpm)
+            out["x-ratelimit-remaining-tokens"] = str(snap.tpm_remaining)
+            out["x-ratelimit-reset-tokens"] = openai_duration(snap.tpm_reset_s)
+        return out
