@@ -1,0 +1,94 @@
+"""``tally cte ...``: fetch, verify, stats and generate (mounted by the root CLI)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from evaltally.errors import EvaltallyError
+
+app = typer.Typer(
+    help="CTE-Bench: fetch the official data, verify it by replay, describe and generate it.",
+    no_args_is_help=True,
+)
+T = TypeVar("T")
+
+
+def _guard(fn: Callable[[], T]) -> T:
+    """Run ``fn``; an EvaltallyError becomes its message on stderr and its exit code."""
+    try:
+        return fn()
+    except EvaltallyError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(exc.exit_code) from None
+
+
+@app.command()
+def fetch(
+    out: Path = typer.Option(Path("data/cte-bench"), "-o", "--out", help="Target directory."),
+    url: list[str] = typer.Option(
+        [], "--url", help="Download from this URL instead (repeatable; tried in order)."
+    ),
+) -> None:
+    """Download the official Core-v1 file (pinned SHA-256, resumable)."""
+    from .fetch import OFFICIAL_URLS
+    from .fetch import fetch as do_fetch
+
+    path = _guard(lambda: do_fetch(out, urls=url or OFFICIAL_URLS))
+    typer.echo(f"{path}: SHA-256 verified")
+
+
+@app.command()
+def verify(data: Path = typer.Argument(..., help="Scenario file (.jsonl or .jsonl.gz).")) -> None:
+    """Replay every record in the sandbox and compare with its stored traces and states."""
+    from .verify import render, verify_file
+
+    report = _guard(lambda: verify_file(data))
+    for line in render(report):
+        typer.echo(line)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def stats(
+    data: str = typer.Argument("builtin", help='Scenario file, or "builtin".'),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Composition per service x intervention kind: scenarios, scored calls, effect steps."""
+    from .stats import file_stats, render_table
+
+    result: dict[str, Any] = _guard(lambda: file_stats(data))
+    if as_json:
+        typer.echo(json.dumps(result, indent=2))
+    else:
+        Console(width=120).print(render_table(result, title=str(data)))
+
+
+@app.command()
+def generate(
+    seed: int = typer.Option(..., "--seed", help="Generator seed."),
+    out: Path = typer.Option(..., "-o", "--out", help="Output JSONL file."),
+) -> None:
+    """Generate fresh scenarios from the project's own services."""
+
+    def run() -> int:
+        try:
+            gen = importlib.import_module("evaltally.benchmarks.cte.generate")
+        except ImportError as exc:
+            raise EvaltallyError(f"the scenario generator is unavailable: {exc}") from exc
+        return int(gen.write_generated(seed, out))
+
+    n = _guard(run)
+    typer.echo(f"{out}: {n} scenarios")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(app())
