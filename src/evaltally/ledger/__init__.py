@@ -1,0 +1,25 @@
+"""The append-only run ledger: store (single writer), resume queries, status, export, verify."""
+
+from evaltally.ledger.chain import plan_fingerprint
+from evaltally.ledger.export import ExportRow, export_run
+from evaltally.ledger.results import PendingChain, PlanDelta, RecordedAnswer
+from evaltally.ledger.schema import SCHEMA_VERSION
+from evaltally.ledger.status import RunStatus, StatusCounts, run_status
+from evaltally.ledger.store import Ledger
+from evaltally.ledger.verify import VerifyReport, verify_run
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "ExportRow",
+    "Ledger",
+    "PendingChain",
+    "PlanDelta",
+    "RecordedAnswer",
+    "RunStatus",
+    "StatusCounts",
+    "VerifyReport",
+    "export_run",
+    "plan_fingerprint",
+    "run_status",
+    "verify_run",
+]

@@ -1,0 +1,61 @@
+"""Row hash chains and the plan fingerprint.
+
+row_hash(n) = sha256(row_hash(n-1) + canonical_json(values of row n)), per table, starting from
+the empty string. Editing a row breaks its own hash; deleting or inserting a row breaks the next
+row's link. The hash covers exactly the values as stored (so `verify` can recompute it from the
+database alone); BLOB columns enter the hash as their sha256, which keeps the hashed text small.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from evaltally.records import canonical_json
+
+GENESIS = ""
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "sha256:" + hashlib.sha256(value).hexdigest()
+    return value
+
+
+def row_hash(prev: str, values: Sequence[Any]) -> str:
+    """The chained hash of one row (values in schema.HASHED_COLUMNS order)."""
+    h = hashlib.sha256(prev.encode("ascii"))
+    h.update(canonical_json([_hashable(v) for v in values]))
+    return h.hexdigest()
+
+
+class PlanFingerprint:
+    """sha256 over the plan's call ids in sorted order, one per line.
+
+    Order-independent by construction (ids are fed sorted), so a planner can compute the same
+    value from its own set of ids and compare it with the ledger's `plan` meta entry.
+    """
+
+    def __init__(self) -> None:
+        self._h = hashlib.sha256()
+        self.count = 0
+
+    def add(self, call_id: str) -> None:
+        self._h.update(call_id.encode("utf-8") + b"\n")
+        self.count += 1
+
+    def hexdigest(self) -> str:
+        return self._h.hexdigest()
+
+
+def plan_fingerprint(call_ids: Iterable[str]) -> str:
+    fp = PlanFingerprint()
+    for call_id in sorted(call_ids):
+        fp.add(call_id)
+    return fp.hexdigest()
+
+
+def body_hash(body: bytes) -> str:
+    """The request hash the ledger expects: full hex sha256 of the exact request body bytes."""
+    return hashlib.sha256(body).hexdigest()

@@ -1,0 +1,129 @@
+"""`tally export`: one JSONL row per planned call, in a documented, versioned schema
+(docs/export.md). Streams row by row (constant memory at 1M rows) and writes to a temporary
+file renamed into place, so a failed export never leaves a half-written file under `out`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from evaltally.errors import LedgerError
+from evaltally.ledger.files import connect_ro, ledger_path, translate
+
+EXPORT_SCHEMA_VERSION = 1
+
+ExportRow = dict[str, Any]
+"""One export row (fields in docs/export.md); `enrich` receives it and returns extra fields."""
+
+_QUERY = """
+SELECT p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.protocol, p.item_id, p.sample,
+       p.spec_json, o.status, o.raw_text, o.parsed_json, o.parse_path,
+       o.input_tokens, o.output_tokens, o.reasoning_tokens, o.cached_tokens,
+       o.latency_ms, o.request_hash, o.reason,
+       (SELECT count(*) FROM attempts a WHERE a.call_id = p.call_id AND a.kind = 'start')
+FROM planned p
+LEFT JOIN outcomes o ON o.seq = (SELECT max(x.seq) FROM outcomes x WHERE x.call_id = p.call_id)
+ORDER BY p.model, p.benchmark, p.protocol, p.chain_id, p.step
+"""
+
+
+def export_run(
+    run_dir: Path,
+    out: Path,
+    *,
+    enrich: Callable[[ExportRow], Mapping[str, Any]] | None = None,
+) -> int:
+    """Write the export of `run_dir` to `out`; returns the number of rows."""
+    path = ledger_path(Path(run_dir))
+    out = Path(out)
+    conn = connect_ro(path)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    n = 0
+    try:
+        with tmp.open("wb") as fh:
+            for row in conn.execute(_QUERY):
+                record = _record(row)
+                if enrich is not None:
+                    extra = enrich(record)
+                    clash = sorted(set(extra) & set(record))
+                    if clash:
+                        raise LedgerError(
+                            f"export enrichment tried to overwrite ledger field(s) {clash} for "
+                            f"call {record['call_id']}; rename the benchmark's fields"
+                        )
+                    record.update(extra)
+                fh.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
+                n += 1
+        tmp.replace(out)
+    except sqlite3.Error as exc:
+        raise translate(exc, path, "export the run") from exc
+    except OSError as exc:
+        raise LedgerError(f"cannot write the export to {out}: {exc.strerror or exc}") from exc
+    finally:
+        conn.close()
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    return n
+
+
+def _record(row: tuple[Any, ...]) -> ExportRow:
+    (
+        call_id,
+        chain_id,
+        step,
+        model,
+        bench,
+        proto,
+        item,
+        sample,
+        spec,
+        status,
+        raw,
+        parsed,
+        parse_path,
+        tin,
+        tout,
+        treas,
+        tcached,
+        latency,
+        rhash,
+        reason,
+        attempts,
+    ) = row
+    usage = (
+        None
+        if tin is None
+        else {
+            "input_tokens": tin,
+            "output_tokens": tout,
+            "reasoning_tokens": treas,
+            "cached_tokens": tcached,
+        }
+    )
+    return {
+        "schema_version": EXPORT_SCHEMA_VERSION,
+        "call_id": call_id,
+        "chain_id": chain_id,
+        "step": step,
+        "model": model,
+        "benchmark": bench,
+        "protocol": proto,
+        "item_id": item,
+        "sample": sample,
+        "spec": orjson.loads(spec),
+        "status": status if status is not None else "unfinished",
+        "attempts": attempts,
+        "raw_text": raw,
+        "parsed": orjson.loads(parsed) if parsed is not None else None,
+        "parse_path": parse_path,
+        "usage": usage,
+        "latency_ms": latency,
+        "request_hash": rhash,
+        "reason": reason,
+    }

@@ -1,0 +1,92 @@
+"""`tally status`: counts by each planned call's latest outcome, overall, per model (lane) and
+per benchmark. Read-only; works while a run is live (WAL readers never block the writer)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaltally.ledger.files import connect_ro, ledger_path, lock_holder, translate
+
+
+@dataclass(slots=True)
+class StatusCounts:
+    planned: int = 0
+    ok: int = 0
+    parse_error: int = 0
+    failed: int = 0
+    blocked: int = 0
+    unfinished: int = 0
+    """Planned calls without any outcome yet."""
+
+    @property
+    def final(self) -> int:
+        return self.ok + self.parse_error
+
+    def add(self, status: str, n: int) -> None:
+        setattr(self, status, getattr(self, status) + n)
+        self.planned += n
+
+
+@dataclass(slots=True)
+class RunStatus:
+    run_dir: str
+    schema_version: int
+    overall: StatusCounts = field(default_factory=StatusCounts)
+    by_model: dict[str, StatusCounts] = field(default_factory=dict)
+    by_benchmark: dict[str, StatusCounts] = field(default_factory=dict)
+    attempts: int = 0
+    """HTTP attempts started, across all sessions."""
+    retried_attempts: int = 0
+    """Attempts with attempt number > 1."""
+    interrupted_attempts: int = 0
+    """Attempts cut off by a killed process (closed by mark_interrupted on resume)."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cached_tokens: int = 0
+    """Token sums over every outcome row (what was spent, including failed calls)."""
+    sessions: int = 0
+    live: str | None = None
+    """Who drives the run right now (pid, start, command), or None."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_status(run_dir: Path) -> RunStatus:
+    path = ledger_path(Path(run_dir))
+    conn = connect_ro(path)
+    try:
+        return _status(conn, Path(run_dir))
+    except sqlite3.Error as exc:
+        raise translate(exc, path, "read the run status") from exc
+    finally:
+        conn.close()
+
+
+def _status(conn: sqlite3.Connection, run_dir: Path) -> RunStatus:
+    version = conn.execute("SELECT coalesce(max(version), 0) FROM migrations").fetchone()[0]
+    st = RunStatus(run_dir=str(run_dir), schema_version=int(version))
+    rows = conn.execute(
+        "SELECT p.model, p.benchmark, coalesce((SELECT o.status FROM outcomes o"
+        " WHERE o.call_id = p.call_id ORDER BY o.seq DESC LIMIT 1), 'unfinished'), count(*)"
+        " FROM planned p GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+    )
+    for model, bench, status, n in rows:
+        st.overall.add(status, n)
+        st.by_model.setdefault(model, StatusCounts()).add(status, n)
+        st.by_benchmark.setdefault(bench, StatusCounts()).add(status, n)
+    st.attempts, st.retried_attempts, st.interrupted_attempts = conn.execute(
+        "SELECT coalesce(sum(kind = 'start'), 0), coalesce(sum(kind = 'start' AND attempt > 1), 0),"
+        " coalesce(sum(kind = 'interrupted'), 0) FROM attempts"
+    ).fetchone()
+    st.input_tokens, st.output_tokens, st.reasoning_tokens, st.cached_tokens = conn.execute(
+        "SELECT coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
+        " coalesce(sum(reasoning_tokens), 0), coalesce(sum(cached_tokens), 0) FROM outcomes"
+    ).fetchone()
+    st.sessions = conn.execute("SELECT count(*) FROM sessions WHERE kind = 'start'").fetchone()[0]
+    st.live = lock_holder(run_dir)
+    return st

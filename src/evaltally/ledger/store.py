@@ -1,0 +1,366 @@
+"""Ledger: the single writer for one run directory (see DESIGN.md, "The ledger").
+
+Lifecycle: open() takes the run lock, checks and migrates the file, appends a session row and
+starts the writer task; event methods enqueue; flush() waits for the disk; close() writes the
+session end and a checkpoint and releases the lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import aiosqlite
+import orjson
+
+from evaltally.errors import LedgerError
+from evaltally.ledger import plan
+from evaltally.ledger.files import RunLock, check_file, ledger_path, translate
+from evaltally.ledger.pending import compute_pending
+from evaltally.ledger.results import PendingChain, PlanDelta
+from evaltally.ledger.schema import CHAINED_TABLES, MIGRATIONS, MIGRATIONS_TABLE, SCHEMA_VERSION
+from evaltally.ledger.writer import Writer
+from evaltally.records import PlannedCall, Status, Usage, canonical_json
+
+_NO_USAGE = (None, None, None, None)
+
+
+def _usage(u: Usage | None) -> tuple[int | None, ...]:
+    if u is None:
+        return _NO_USAGE
+    return (
+        int(u.input_tokens),
+        int(u.output_tokens),
+        int(u.reasoning_tokens),
+        int(u.cached_tokens),
+    )
+
+
+def _opt_float(x: float | None) -> float | None:
+    # Values are hashed as stored; SQLite's REAL turns 12 into 12.0, so coerce before hashing.
+    return None if x is None else float(x)
+
+
+class Ledger:
+    """Append-only ledger of one run. Create with `await Ledger.open(...)`."""
+
+    def __init__(self, run_dir: Path, path: Path, lock: RunLock, writer: Writer) -> None:
+        self.run_dir = run_dir
+        self.path = path
+        self._lock = lock
+        self._writer = writer
+        self._closed = False
+
+    # -- opening ----------------------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, run_dir: Path, *, create: bool, command: str) -> Ledger:
+        run_dir = Path(run_dir)
+        path = ledger_path(run_dir)
+        if not create and not path.exists():
+            raise LedgerError(
+                f"no ledger at {path}; start the run with `tally run <config>` "
+                "(resume, status, export and verify need an existing run directory)"
+            )
+        try:
+            run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LedgerError(f"cannot create run directory {run_dir}: {exc.strerror}") from exc
+        started = time.time()
+        lock = RunLock(run_dir)
+        lock.acquire(command, started)
+        db: aiosqlite.Connection | None = None
+        try:
+            if path.exists():
+                check_file(path)
+            db = await aiosqlite.connect(path, isolation_level=None)
+            await _check_is_ledger(db, path)
+            await _configure(db)
+            await _migrate(db, path)
+            writer = await _load_writer(db, path)
+            # A session's id is the seq of its start row.
+            writer.session = writer.seqs["sessions"] + 1
+            row = writer.make_row("sessions", ("start", os.getpid(), command, started))
+            await writer.insert_now({"sessions": [row]})
+        except BaseException as exc:
+            if db is not None:
+                await db.close()
+            lock.release()
+            if isinstance(exc, sqlite3.Error | OSError):
+                raise translate(exc, path, "open the ledger") from exc
+            raise
+        writer.start()
+        return cls(run_dir, path, lock, writer)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    @property
+    def session(self) -> int:
+        """This process's session id (the seq of its `sessions` start row)."""
+        return self._writer.session
+
+    # -- meta -------------------------------------------------------------------------------
+
+    async def meta(self) -> dict[str, Any]:
+        await self.flush()
+        out: dict[str, Any] = {}
+        async with self._writer.lock:
+            rows = await self._query("SELECT key, value_json FROM meta ORDER BY seq")
+        for key, value in rows:
+            out[key] = orjson.loads(value)
+        return out
+
+    async def set_meta(self, key: str, value: Any) -> None:
+        try:
+            text = canonical_json(value).decode()
+        except TypeError as exc:
+            raise LedgerError(f"meta value for {key!r} is not JSON-serializable: {exc}") from exc
+        self._writer.enqueue("meta", (key, text, time.time()))
+        await self.flush()
+
+    # -- plan -------------------------------------------------------------------------------
+
+    async def reconcile_plan(self, calls: Iterable[PlannedCall]) -> PlanDelta:
+        await self.flush()
+        return await plan.reconcile(self._writer, calls)
+
+    # -- events (enqueue only) --------------------------------------------------------------
+
+    def attempt_started(
+        self, call_id: str, attempt: int, request_hash: str, request_body: bytes
+    ) -> None:
+        self._writer.enqueue(
+            "attempts",
+            (
+                call_id,
+                int(attempt),
+                "start",
+                time.time(),
+                request_hash,
+                bytes(request_body),
+                None,
+                None,
+                None,
+                None,
+                None,
+                *_NO_USAGE,
+                None,
+                None,
+            ),
+        )
+
+    def attempt_finished(
+        self,
+        call_id: str,
+        attempt: int,
+        *,
+        http_status: int | None,
+        error_class: str | None,
+        error_detail: str | None,
+        retry_after_s: float | None,
+        response_body: bytes | None,
+        usage: Usage | None,
+        latency_ms: float,
+        request_id: str | None,
+    ) -> None:
+        self._writer.enqueue(
+            "attempts",
+            (
+                call_id,
+                int(attempt),
+                "end",
+                time.time(),
+                None,
+                None,
+                None if http_status is None else int(http_status),
+                error_class,
+                error_detail,
+                _opt_float(retry_after_s),
+                None if response_body is None else bytes(response_body),
+                *_usage(usage),
+                float(latency_ms),
+                request_id,
+            ),
+        )
+
+    def outcome(
+        self,
+        call_id: str,
+        status: Status,
+        *,
+        raw_text: str | None,
+        parsed: Any,
+        parse_path: str | None,
+        reason: str | None,
+        request_hash: str | None,
+        attempts: int,
+        usage: Usage | None,
+        latency_ms: float | None,
+    ) -> None:
+        try:
+            parsed_json = canonical_json(parsed).decode()
+        except TypeError as exc:
+            # Raised here, in the caller, rather than inside the writer where it would fail
+            # the whole batch.
+            raise LedgerError(
+                f"parsed answer of call {call_id} is not JSON-serializable: {exc}"
+            ) from exc
+        self._writer.enqueue(
+            "outcomes",
+            (
+                call_id,
+                Status(status).value,
+                raw_text,
+                parsed_json,
+                parse_path,
+                reason,
+                request_hash,
+                int(attempts),
+                *_usage(usage),
+                _opt_float(latency_ms),
+                time.time(),
+            ),
+        )
+
+    async def flush(self) -> None:
+        await self._writer.flush()
+
+    # -- resume -----------------------------------------------------------------------------
+
+    async def mark_interrupted(self) -> int:
+        """Close every attempt that has a start row and no end row with an `interrupted` row.
+
+        Call it before sending anything in this session: attempts this session has started and
+        not yet finished would be marked too.
+        """
+        await self.flush()
+        async with self._writer.lock:
+            rows = await self._query(
+                "SELECT s.call_id, s.attempt FROM attempts s WHERE s.kind = 'start' AND NOT "
+                "EXISTS (SELECT 1 FROM attempts e WHERE e.call_id = s.call_id AND "
+                "e.attempt = s.attempt AND e.kind IN ('end', 'interrupted')) ORDER BY s.seq"
+            )
+        now = time.time()
+        for call_id, attempt in rows:
+            self._writer.enqueue(
+                "attempts",
+                (
+                    call_id,
+                    attempt,
+                    "interrupted",
+                    now,
+                    None,
+                    None,
+                    None,
+                    "interrupted",
+                    "the process ended before this attempt finished",
+                    None,
+                    None,
+                    *_NO_USAGE,
+                    None,
+                    None,
+                ),
+            )
+        await self.flush()
+        return len(rows)
+
+    async def pending_chains(self) -> list[PendingChain]:
+        await self.flush()
+        return await asyncio.to_thread(compute_pending, self.path)
+
+    # -- closing ----------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        w = self._writer
+        try:
+            await w.stop()
+            end = w.make_row("sessions", ("end", os.getpid(), "", time.time()))
+            await w.insert_now({"sessions": [end], "checkpoints": [w.checkpoint_row("close")]})
+        except (sqlite3.Error, OSError) as exc:
+            raise translate(exc, self.path, "close the ledger") from exc
+        finally:
+            try:
+                await w.db.close()
+            finally:
+                self._lock.release()
+
+    async def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        try:
+            cur = await self._writer.db.execute(sql, params)
+            return [tuple(r) for r in await cur.fetchall()]
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, "read the ledger") from exc
+
+
+async def _check_is_ledger(db: aiosqlite.Connection, path: Path) -> None:
+    cur = await db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+    names = {r[0] for r in await cur.fetchall()}
+    if names and "migrations" not in names:
+        raise LedgerError(
+            f"{path} is an SQLite database but not an evaltally ledger (tables: "
+            f"{', '.join(sorted(names)[:5])}); it was left untouched. Use another run directory."
+        )
+
+
+async def _configure(db: aiosqlite.Connection) -> None:
+    # WAL: readers (status) never block the writer. synchronous=NORMAL: a commit survives a
+    # process kill (the OS has the WAL pages); only a power cut can lose the last commits.
+    await db.execute("PRAGMA journal_mode = WAL")
+    await db.execute("PRAGMA synchronous = NORMAL")
+    await db.execute("PRAGMA busy_timeout = 5000")
+
+
+async def _migrate(db: aiosqlite.Connection, path: Path) -> None:
+    await db.execute(MIGRATIONS_TABLE)
+    cur = await db.execute("SELECT version FROM migrations")
+    applied = {r[0] for r in await cur.fetchall()}
+    if applied and max(applied) > SCHEMA_VERSION:
+        raise LedgerError(
+            f"{path} was written by a newer evaltally (schema version {max(applied)}, this "
+            f"version knows {SCHEMA_VERSION}); upgrade evaltally to use this run"
+        )
+    for m in MIGRATIONS:
+        if m.version in applied:
+            continue
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            for stmt in m.statements:
+                await db.execute(stmt)
+            await db.execute(
+                "INSERT INTO migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (m.version, m.name, time.time()),
+            )
+            await db.execute("COMMIT")
+        except BaseException:
+            await db.execute("ROLLBACK")
+            raise
+
+
+async def _load_writer(db: aiosqlite.Connection, path: Path) -> Writer:
+    seqs: dict[str, int] = {}
+    heads: dict[str, str] = {}
+    for table in CHAINED_TABLES:
+        cur = await db.execute(f"SELECT seq, row_hash FROM {table} ORDER BY seq DESC LIMIT 1")
+        row = await cur.fetchone()
+        seqs[table], heads[table] = (int(row[0]), str(row[1])) if row else (0, "")
+    ev = 0
+    for table in ("attempts", "outcomes"):
+        cur = await db.execute(f"SELECT max(ev) FROM {table}")
+        row = await cur.fetchone()
+        ev = max(ev, int(row[0] or 0) if row else 0)
+    return Writer(db, path, seqs=seqs, heads=heads, ev=ev)

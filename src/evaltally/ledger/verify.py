@@ -1,0 +1,234 @@
+"""`tally verify`: recheck the ledger's invariants from the database alone and say precisely
+what is wrong (table, seq, call). Read-only; never repairs anything.
+
+Limit (docs/ledger.md): hash chains expose edits and deletions anywhere before a table's newest
+row, and checkpoints pin row counts and head hashes, so deleting the newest rows is detected
+down to the newest surviving checkpoint. Rows written after that checkpoint can be removed
+without a trace: that is indistinguishable from a crash before they were committed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from evaltally.ledger import chain
+from evaltally.ledger.files import connect_ro, iso, ledger_path, lock_holder, translate
+from evaltally.ledger.schema import CHAINED_TABLES, HASHED_COLUMNS, MIGRATIONS, trigger_names
+
+_MAX_PER_CHECK = 20
+_FINAL = "('ok', 'parse_error')"
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    run_dir: str
+    violations: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    live: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "ok": self.ok}
+
+
+def verify_run(run_dir: Path) -> VerifyReport:
+    run_dir = Path(run_dir)
+    path = ledger_path(run_dir)
+    conn = connect_ro(path)
+    report = VerifyReport(run_dir=str(run_dir), live=lock_holder(run_dir))
+    try:
+        for check in (
+            _schema,
+            _chains,
+            _checkpoint,
+            _references,
+            _finals,
+            _unclosed,
+            _request_hashes,
+            _plan,
+        ):
+            found = list(check(conn, report))
+            report.violations.extend(found[:_MAX_PER_CHECK])
+            if len(found) > _MAX_PER_CHECK:
+                report.violations.append(f"... and {len(found) - _MAX_PER_CHECK} more like these")
+    except sqlite3.Error as exc:
+        raise translate(exc, path, "verify the ledger") from exc
+    finally:
+        conn.close()
+    return report
+
+
+def _short(call_id: str | None) -> str:
+    return f" (call {call_id[:8]}…)" if call_id else ""
+
+
+def _schema(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    objs = {(t, n) for t, n in conn.execute("SELECT type, name FROM sqlite_master")}
+    for table in ("migrations", *CHAINED_TABLES):
+        if ("table", table) not in objs:
+            yield f"schema: table {table} is missing"
+    for name in trigger_names():
+        if ("trigger", name) not in objs:
+            yield f"schema: append-only trigger {name} is missing — someone dropped it"
+    recorded = list(conn.execute("SELECT version, name FROM migrations ORDER BY version"))
+    known = [(m.version, m.name) for m in MIGRATIONS]
+    if recorded != known[: len(recorded)] or len(recorded) < len(known):
+        yield f"schema: migrations table lists {recorded}, this evaltally expects {known}"
+
+
+def _chains(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    for table in CHAINED_TABLES:
+        cols = HASHED_COLUMNS[table]
+        has_call = "call_id" in cols
+        prev_seq, prev_hash = 0, chain.GENESIS
+        cur = conn.execute(f"SELECT {', '.join(cols)}, row_hash FROM {table} ORDER BY seq")
+        for row in cur:
+            seq, stored = row[0], row[-1]
+            where = f"{table} seq {seq}{_short(row[3] if has_call else None)}"
+            if seq != prev_seq + 1:
+                missing = (
+                    f"seq {prev_seq + 1}"
+                    if seq == prev_seq + 2
+                    else (f"seqs {prev_seq + 1}..{seq - 1}")
+                )
+                yield (
+                    f"{table}: {missing} missing before seq {seq} — row(s) were deleted "
+                    "after the append-only triggers were bypassed"
+                )
+            elif chain.row_hash(prev_hash, row[:-1]) != stored:
+                yield (
+                    f"{where}: row_hash does not match its content — the row was edited "
+                    "(or the row before it was, and its hash recomputed)"
+                )
+            prev_seq, prev_hash = seq, stored
+
+
+def _checkpoint(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    row = conn.execute(
+        "SELECT seq, at, heads_json FROM checkpoints ORDER BY seq DESC LIMIT 1"
+    ).fetchone()
+    if row is None:
+        report.notes.append("no checkpoint yet: deleting the newest rows cannot be detected")
+        return
+    cp_seq, at, heads_json = row
+    report.notes.append(
+        f"newest checkpoint: seq {cp_seq} at {iso(at)}; rows written after it are protected by "
+        "their hash chains only (removing the newest of them cannot be detected)"
+    )
+    for table, (seq, head) in orjson.loads(heads_json).items():
+        if table not in HASHED_COLUMNS or seq == 0:
+            continue
+        found = conn.execute(f"SELECT row_hash FROM {table} WHERE seq = ?", (seq,)).fetchone()
+        if found is None:
+            last = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {table}").fetchone()[0]
+            yield (
+                f"{table}: checkpoint {cp_seq} recorded {seq} rows but seq {seq} is gone "
+                f"(table ends at seq {last}) — the newest rows were deleted"
+            )
+        elif found[0] != head:
+            yield (
+                f"{table} seq {seq}: row_hash differs from checkpoint {cp_seq} — history up "
+                "to this row was rewritten"
+            )
+
+
+def _references(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    for table in ("attempts", "outcomes"):
+        for seq, call_id in conn.execute(
+            f"SELECT seq, call_id FROM {table} t WHERE NOT EXISTS "
+            "(SELECT 1 FROM planned p WHERE p.call_id = t.call_id) ORDER BY seq"
+        ):
+            yield f"{table} seq {seq}{_short(call_id)}: refers to a call that was never planned"
+
+
+def _finals(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    for call_id, n, seqs in conn.execute(
+        f"SELECT call_id, count(*), group_concat(seq) FROM outcomes WHERE status IN {_FINAL}"
+        " GROUP BY call_id HAVING count(*) > 1"
+    ):
+        yield f"outcomes seqs {seqs}{_short(call_id)}: {n} final outcomes for one call"
+    for table, what in (("attempts", "an attempt started"), ("outcomes", "another outcome")):
+        extra = " AND t.kind = 'start'" if table == "attempts" else ""
+        for seq, call_id, fseq in conn.execute(
+            f"SELECT t.seq, t.call_id, f.seq FROM {table} t JOIN outcomes f ON"
+            f" f.call_id = t.call_id AND f.status IN {_FINAL} WHERE t.ev > f.ev{extra}"
+            " ORDER BY t.seq"
+        ):
+            yield (
+                f"{table} seq {seq}{_short(call_id)}: {what} after the call's final outcome "
+                f"(outcomes seq {fseq}) — a recorded answer was re-sent"
+            )
+
+
+def _unclosed(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    rows = list(
+        conn.execute(
+            "SELECT s.seq, s.call_id, s.attempt FROM attempts s WHERE s.kind = 'start' AND NOT "
+            "EXISTS (SELECT 1 FROM attempts e WHERE e.call_id = s.call_id AND "
+            "e.attempt = s.attempt AND e.kind IN ('end', 'interrupted')) ORDER BY s.seq"
+        )
+    )
+    if report.live is not None:
+        report.notes.append(
+            f"the run is live ({report.live}): {len(rows)} attempt(s) in flight were not "
+            "checked for an end row"
+        )
+        return
+    for seq, call_id, attempt in rows:
+        yield (
+            f"attempts seq {seq}{_short(call_id)}: attempt {attempt} started but has no end "
+            "or interrupted row (the process was killed; `tally resume` records it)"
+        )
+
+
+def _request_hashes(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    for seq, call_id, rhash, body in conn.execute(
+        "SELECT seq, call_id, request_hash, request_body FROM attempts WHERE kind = 'start'"
+        " ORDER BY seq"
+    ):
+        if body is None or hashlib.sha256(body).hexdigest() != rhash:
+            yield (
+                f"attempts seq {seq}{_short(call_id)}: request_hash is not the sha256 of the "
+                "recorded request body"
+            )
+    for seq, call_id in conn.execute(
+        "SELECT o.seq, o.call_id FROM outcomes o WHERE o.request_hash IS NOT NULL AND NOT EXISTS"
+        " (SELECT 1 FROM attempts a WHERE a.call_id = o.call_id AND a.kind = 'start' AND"
+        " a.request_hash = o.request_hash) ORDER BY o.seq"
+    ):
+        yield (
+            f"outcomes seq {seq}{_short(call_id)}: request_hash matches no recorded request "
+            "body of this call"
+        )
+
+
+def _plan(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    row = conn.execute(
+        "SELECT seq, value_json FROM meta WHERE key = 'plan' ORDER BY seq DESC LIMIT 1"
+    ).fetchone()
+    fp = chain.PlanFingerprint()
+    for (call_id,) in conn.execute("SELECT call_id FROM planned ORDER BY call_id"):
+        fp.add(call_id)
+    if row is None:
+        if fp.count:
+            yield f"meta: no plan fingerprint, but planned holds {fp.count} calls"
+        return
+    seq, value = row
+    recorded = orjson.loads(value)
+    if recorded.get("calls") != fp.count or recorded.get("fingerprint") != fp.hexdigest():
+        yield (
+            f"meta seq {seq}: plan fingerprint records {recorded.get('calls')} calls "
+            f"({str(recorded.get('fingerprint'))[:12]}…), planned holds {fp.count} "
+            f"({fp.hexdigest()[:12]}…) — planned calls were added or removed outside "
+            "reconcile_plan"
+        )
