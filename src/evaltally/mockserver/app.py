@@ -64,10 +64,10 @@ def _make_handler(state: MockState, dialect: Dialect) -> Any:
         raw = await request.read()
         body_hash = hashlib.sha256(raw).hexdigest()
         stats = state.stats
-        attempt = stats.arrive(dialect.name, body_hash)
+        stats.arrive(dialect.name, body_hash)
         status = "cancelled"  # if the handler is cancelled (client went away mid-hang)
         try:
-            response = await _respond(state, dialect, request, raw, body_hash, attempt)
+            response = await _respond(state, dialect, request, raw, body_hash)
             status = str(response.status)
             return response
         except _Dropped:
@@ -85,7 +85,6 @@ async def _respond(
     request: web.Request,
     raw: bytes,
     body_hash: str,
-    attempt: int,
 ) -> web.Response:
     cfg = state.config
     ctx = ReplyContext(state.next_request_id(), int(time.time()), int(cfg.latency_ms))
@@ -101,15 +100,16 @@ async def _respond(
     except ClientFault as exc:
         return _error(dialect, exc.status, exc.message, exc.code, None, ctx, None)
     state.stats.by_model[prompt.model] += 1
+    attempt = state.stats.next_attempt(body_hash)
 
     limiter = state.limiter
     snap: LimitSnapshot | None = None
     fault = state.planner.scheduled(dialect.name, prompt.last_user, attempt)
     if fault is None and limiter.active:
         snap = limiter.admit(prompt.prompt_tokens() + (prompt.max_tokens or 0))
-        if snap.retry_after_s > 0:
+        if snap.limited_by is not None:
             state.stats.rate_limited += 1
-            code = "tokens" if snap.tpm is not None and snap.tpm_remaining == 0 else "requests"
+            code = snap.limited_by
             msg = f"Rate limit reached for {prompt.model} on {code} per min. Please try again."
             return _error(dialect, 429, msg, code, snap.retry_after_s, ctx, snap)
     if fault is None:

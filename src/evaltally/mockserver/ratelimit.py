@@ -58,6 +58,7 @@ class LimitSnapshot:
     tpm_remaining: int
     tpm_reset_s: float
     retry_after_s: float  # > 0 only when the request was refused
+    limited_by: str | None = None  # "requests" or "tokens": the bucket with the longer wait
 
 
 class RateLimiter:
@@ -83,19 +84,24 @@ class RateLimiter:
     def admit(self, token_cost: int) -> LimitSnapshot:
         """Charge one request and `token_cost` tokens, or refuse with the wait (retry_after_s)."""
         now = self._clock()
-        wait = 0.0
-        for bucket, cost in ((self.requests, 1.0), (self.tokens, float(token_cost))):
+        wait, limited_by = 0.0, None
+        for name, bucket, cost in (
+            ("requests", self.requests, 1.0),
+            ("tokens", self.tokens, float(token_cost)),
+        ):
             if bucket is not None:
                 bucket.refill(now)
-                wait = max(wait, bucket.wait_for(cost))
-        if wait == 0.0:
+                w = bucket.wait_for(cost)
+                if w > wait:
+                    wait, limited_by = w, name
+        if limited_by is None:
             if self.requests is not None:
                 self.requests.take(1.0)
             if self.tokens is not None:
                 self.tokens.take(float(token_cost))
-        return self.snapshot(wait)
+        return self.snapshot(wait, limited_by)
 
-    def snapshot(self, retry_after_s: float = 0.0) -> LimitSnapshot:
+    def snapshot(self, retry_after_s: float = 0.0, limited_by: str | None = None) -> LimitSnapshot:
         r, t = self.requests, self.tokens
         if r is not None or t is not None:
             now = self._clock()
@@ -110,6 +116,7 @@ class RateLimiter:
             tpm_remaining=max(0, math.floor(t.level)) if t else 0,
             tpm_reset_s=t.reset_after() if t else 0.0,
             retry_after_s=retry_after_s,
+            limited_by=limited_by,
         )
 
 

@@ -23,21 +23,29 @@ class Stats:
         # run never re-sent a call whose answer was recorded.
         self.by_body: Counter[str] = Counter()
         self.by_fault: Counter[str] = Counter()
+        # Valid requests (past auth and validation) per body: the attempt number fault rules see.
+        self._attempts: Counter[str] = Counter()
         self.rate_limited = 0
         self.max_in_flight = self.in_flight
         self.prompt_tokens = 0
         self.completion_tokens = 0
 
-    def arrive(self, dialect: str, body_hash: str) -> int:
-        """Count an arrival; returns how many times this body was seen before (the attempt no.)."""
+    def arrive(self, dialect: str, body_hash: str) -> None:
+        """Count an arrival (every request, valid or not)."""
         self.total += 1
         self.by_dialect[dialect] += 1
-        attempt = self.by_body[body_hash]
-        self.by_body[body_hash] = attempt + 1
+        self.by_body[body_hash] += 1
         self.in_flight += 1
         if self.in_flight > self.max_in_flight:
             self.max_in_flight = self.in_flight
-        return attempt
+
+    def next_attempt(self, body_hash: str) -> int:
+        """Number a valid request: how many valid requests with this body came before (0 first).
+        Requests refused for auth or validation do not count, so a client that fixes its
+        credentials still meets the fault schedule from attempt 0."""
+        n = self._attempts[body_hash]
+        self._attempts[body_hash] = n + 1
+        return n
 
     def depart(self, status: str) -> None:
         """`status` is the HTTP status as text, or "drop" when the connection was cut."""
