@@ -1,0 +1,5 @@
+"""`python -m evaltally` is `tally`."""
+
+from evaltally.cli import main
+
+main()

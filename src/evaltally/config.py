@@ -1,0 +1,343 @@
+"""Sweep config (TOML) -> validated, frozen objects.
+
+Every error names the file, the key (dotted, with list indices) and the reason. Unknown keys
+are errors, so a typo never silently falls back to a default. The key names are the contract
+in DESIGN.md's "Config shape"; `docs/config.md` describes each one.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evaltally.errors import ConfigError, CredentialError
+
+REASONING_CHOICES = ("off", "on", "default")
+BENCHMARK_KINDS = ("prompts", "cte")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """One lane: what the endpoint allows and how patient we are with it."""
+
+    concurrency: int = 8
+    rpm: float | None = None
+    tpm: float | None = None
+    timeout_s: float = 120.0
+    max_attempts: int = 6
+    breaker_threshold: int = 8
+    breaker_cooldown_s: float = 20.0
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    key: str
+    provider: str
+    model: str
+    base_url: str
+    api_key_env: str | None
+    params: Mapping[str, Any]
+    limits: Limits
+    reasoning: str = "default"
+    price: Price | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def identity(self) -> dict[str, Any]:
+        """What a recorded answer depends on. Limits and base URL are excluded on purpose:
+        changing pace or pointing at a proxy must not invalidate answers already paid for."""
+        return {
+            "key": self.key,
+            "provider": self.provider,
+            "model": self.model,
+            "params": dict(self.params),
+            "reasoning": self.reasoning,
+        }
+
+
+@dataclass(frozen=True)
+class BenchmarkConfig:
+    kind: str
+    label: str
+    samples: int
+    options: Mapping[str, Any]
+    base_dir: Path
+    source: Path
+    index: int
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    path: Path
+    name: str
+    runs_dir: Path
+    models: tuple[ModelConfig, ...]
+    benchmarks: tuple[BenchmarkConfig, ...]
+    budget_usd: float | None = None
+    text: str = ""
+
+    @property
+    def run_dir(self) -> Path:
+        return self.runs_dir / self.name
+
+
+class _Section:
+    """Typed access to one TOML table that remembers which keys were read."""
+
+    def __init__(self, path: Path, where: str, data: object) -> None:
+        if not isinstance(data, dict):
+            raise ConfigError(path, where, f"must be a table, got {type(data).__name__}")
+        self.path, self.where, self.data = path, where, data
+
+    def key(self, name: str) -> str:
+        return f"{self.where}.{name}" if self.where else name
+
+    def get(self, name: str, types: type | tuple[type, ...], default: Any = None) -> Any:
+        if name not in self.data:
+            return default
+        value = self.data[name]
+        # bool is an int in Python; a config that says `concurrency = true` is a mistake.
+        bad_bool = isinstance(value, bool) and bool not in _as_tuple(types)
+        if bad_bool or not isinstance(value, types):
+            want = " or ".join(t.__name__ for t in _as_tuple(types))
+            raise ConfigError(
+                self.path, self.key(name), f"must be {want}, got {type(value).__name__}"
+            )
+        return value
+
+    def require(self, name: str, types: type | tuple[type, ...]) -> Any:
+        if name not in self.data:
+            raise ConfigError(self.path, self.key(name), "is required")
+        return self.get(name, types)
+
+    def positive(self, name: str, types: type | tuple[type, ...], default: Any) -> Any:
+        value = self.get(name, types, default)
+        if value is not None and value <= 0:
+            raise ConfigError(self.path, self.key(name), f"must be > 0, got {value}")
+        return value
+
+    def only(self, allowed: set[str]) -> None:
+        unknown = sorted(set(self.data) - allowed)
+        if unknown:
+            raise ConfigError(
+                self.path,
+                self.key(unknown[0]),
+                f"unknown key; valid keys here: {', '.join(sorted(allowed))}",
+            )
+
+
+def _as_tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
+    return types if isinstance(types, tuple) else (types,)
+
+
+NUMBER = (int, float)
+
+
+def load_config(
+    path: Path, *, base_dir: Path | None = None, text: str | None = None
+) -> SweepConfig:
+    """Read and validate a sweep config. `base_dir` resolves relative paths (a resumed run
+    passes the directory of the original config, since it reads the copy in the run dir)."""
+    path = Path(path)
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(path, "", f"cannot read the config: {exc.strerror or exc}") from exc
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(path, "", f"not valid TOML: {exc}") from exc
+    base = (base_dir or path.parent).resolve()
+    top = _Section(path, "", raw)
+    top.only({"run", "models", "benchmarks"})
+    run = _Section(path, "run", top.require("run", dict))
+    run.only({"name", "runs_dir", "budget_usd"})
+    name = run.require("name", str)
+    if not name or "/" in name or name.startswith("."):
+        raise ConfigError(path, "run.name", "must be a plain directory name")
+    runs_dir = Path(run.get("runs_dir", str, "runs"))
+    models = _models(path, top.require("models", list))
+    benchmarks = _benchmarks(path, top.require("benchmarks", list), base)
+    return SweepConfig(
+        path=path,
+        name=name,
+        runs_dir=runs_dir if runs_dir.is_absolute() else base / runs_dir,
+        models=models,
+        benchmarks=benchmarks,
+        budget_usd=run.positive("budget_usd", NUMBER, None),
+        text=text,
+    )
+
+
+_MODEL_KEYS = {
+    "key",
+    "provider",
+    "model",
+    "base_url",
+    "api_key_env",
+    "params",
+    "limits",
+    "reasoning",
+    "price",
+    "region",
+}
+
+
+def _models(path: Path, items: list[Any]) -> tuple[ModelConfig, ...]:
+    if not items:
+        raise ConfigError(path, "models", "needs at least one [[models]] entry")
+    seen: set[str] = set()
+    out = []
+    for i, item in enumerate(items):
+        sec = _Section(path, f"models[{i}]", item)
+        sec.only(_MODEL_KEYS)
+        model = _model(sec)
+        if model.key in seen:
+            raise ConfigError(path, sec.key("key"), f"duplicate model key {model.key!r}")
+        seen.add(model.key)
+        out.append(model)
+    return tuple(out)
+
+
+def _model(sec: _Section) -> ModelConfig:
+    provider = sec.require("provider", str)
+    key = sec.require("key", str)
+    model = sec.get("model", str, key if provider == "baseline" else None)
+    if model is None:
+        raise ConfigError(sec.path, sec.key("model"), "is required")
+    base_url, key_env = _provider_defaults(sec, provider)
+    if provider == "baseline":
+        from evaltally.adapters.baseline import baseline_names
+
+        if model not in baseline_names():
+            raise ConfigError(
+                sec.path,
+                sec.key("model"),
+                f"unknown baseline; valid: {', '.join(baseline_names())}",
+            )
+    reasoning = sec.get("reasoning", str, "default")
+    if reasoning not in REASONING_CHOICES:
+        raise ConfigError(
+            sec.path, sec.key("reasoning"), f"must be one of {', '.join(REASONING_CHOICES)}"
+        )
+    params = sec.get("params", dict, {})
+    extra = {"region": sec.get("region", str)} if "region" in sec.data else {}
+    return ModelConfig(
+        key=key,
+        provider=provider,
+        model=model,
+        base_url=sec.get("base_url", str, base_url),
+        api_key_env=sec.get("api_key_env", str, key_env),
+        params=params,
+        limits=_limits(_Section(sec.path, sec.key("limits"), sec.get("limits", dict, {}))),
+        reasoning=reasoning,
+        price=_price(sec),
+        extra=extra,
+    )
+
+
+def _provider_defaults(sec: _Section, provider: str) -> tuple[str, str | None]:
+    if provider == "baseline":
+        return "", None
+    from evaltally.adapters import resolve_provider
+    from evaltally.errors import EvaltallyError
+
+    try:
+        preset = resolve_provider(provider)
+    except EvaltallyError as exc:
+        raise ConfigError(sec.path, sec.key("provider"), str(exc)) from exc
+    return preset.base_url or "", preset.api_key_env
+
+
+def _limits(sec: _Section) -> Limits:
+    sec.only(set(Limits.__dataclass_fields__))
+    d = Limits()
+    return Limits(
+        concurrency=sec.positive("concurrency", int, d.concurrency),
+        rpm=sec.positive("rpm", NUMBER, d.rpm),
+        tpm=sec.positive("tpm", NUMBER, d.tpm),
+        timeout_s=sec.positive("timeout_s", NUMBER, d.timeout_s),
+        max_attempts=sec.positive("max_attempts", int, d.max_attempts),
+        breaker_threshold=sec.positive("breaker_threshold", int, d.breaker_threshold),
+        breaker_cooldown_s=sec.positive("breaker_cooldown_s", NUMBER, d.breaker_cooldown_s),
+        backoff_initial_s=sec.positive("backoff_initial_s", NUMBER, d.backoff_initial_s),
+        backoff_max_s=sec.positive("backoff_max_s", NUMBER, d.backoff_max_s),
+    )
+
+
+def _price(sec: _Section) -> Price | None:
+    raw = sec.get("price", dict)
+    if raw is None:
+        return None
+    p = _Section(sec.path, sec.key("price"), raw)
+    p.only({"input_per_mtok", "output_per_mtok"})
+    return Price(
+        input_per_mtok=float(p.require("input_per_mtok", NUMBER)),
+        output_per_mtok=float(p.require("output_per_mtok", NUMBER)),
+    )
+
+
+def _benchmarks(path: Path, items: list[Any], base: Path) -> tuple[BenchmarkConfig, ...]:
+    if not items:
+        raise ConfigError(path, "benchmarks", "needs at least one [[benchmarks]] entry")
+    out: list[BenchmarkConfig] = []
+    for i, item in enumerate(items):
+        sec = _Section(path, f"benchmarks[{i}]", item)
+        kind = sec.require("kind", str)
+        if kind not in BENCHMARK_KINDS:
+            raise ConfigError(
+                path, sec.key("kind"), f"unknown benchmark {kind!r}; known: {BENCHMARK_KINDS}"
+            )
+        label = sec.get("name", str, kind)
+        if label in {b.label for b in out}:
+            raise ConfigError(path, sec.key("name"), f"duplicate benchmark name {label!r}")
+        options = {k: v for k, v in sec.data.items() if k not in {"kind", "name", "samples"}}
+        out.append(
+            BenchmarkConfig(
+                kind=kind,
+                label=label,
+                samples=sec.positive("samples", int, 1),
+                options=options,
+                base_dir=base,
+                source=path,
+                index=i,
+            )
+        )
+    return tuple(out)
+
+
+def read_api_keys(config: SweepConfig, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Model key -> API key, read from the named variables. Every missing variable is reported
+    at once, before anything is sent. The message names variables, never values."""
+    env = os.environ if env is None else env
+    keys: dict[str, str] = {}
+    missing: list[str] = []
+    for m in config.models:
+        if not m.api_key_env:
+            continue
+        value = env.get(m.api_key_env, "")
+        if value:
+            keys[m.key] = value
+        else:
+            missing.append(f"  model {m.key!r} needs ${m.api_key_env}")
+    if missing:
+        raise CredentialError(
+            f"{config.path}: API key variables are not set:\n"
+            + "\n".join(missing)
+            + "\nexport them (or set api_key_env to the variable that holds each key)."
+        )
+    return keys

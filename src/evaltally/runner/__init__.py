@@ -1,0 +1,1 @@
+"""Scheduler, endpoint lanes, retries and transport: everything between a plan and the wire."""

@@ -1,0 +1,288 @@
+"""Run one planned call to its outcome: attempts, retries, ledger events, parsing.
+
+Every HTTP attempt is written to the ledger before it is sent (start) and after it returns
+(end), so a kill leaves a visible "started, never finished" attempt that resume marks as
+interrupted. Retry decisions come from the adapter's classification; timing comes from tenacity
+and the lane.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from evaltally.adapters.base import Endpoint, HttpAdapter, HttpResponse, OfflineAdapter
+from evaltally.benchmarks.base import Benchmark
+from evaltally.config import ModelConfig
+from evaltally.ledger import Ledger
+from evaltally.records import (
+    AttemptError,
+    Completion,
+    ErrorAction,
+    Message,
+    PlannedCall,
+    Status,
+    Usage,
+    canonical_json,
+)
+from evaltally.runner import clock as clk
+from evaltally.runner.lane import Lane
+from evaltally.runner.transport import Transport, TransportFailure
+from evaltally.tokens import count_messages
+
+# Without Retry-After, a 429 still pauses the lane briefly so every worker backs off together.
+DEFAULT_429_PAUSE_S = 1.0
+
+
+@dataclass
+class LaneUnit:
+    """Everything needed to call one endpoint."""
+
+    model: ModelConfig
+    lane: Lane
+    adapter: HttpAdapter | OfflineAdapter
+    endpoint: Endpoint | None
+
+
+@dataclass(frozen=True)
+class CallResult:
+    status: Status
+    raw_text: str | None = None
+    parsed: Any = None
+    parse_path: str | None = None
+    reason: str | None = None
+    attempts: int = 0
+    usage: Usage | None = None
+    latency_ms: float | None = None
+    request_hash: str | None = None
+
+
+class _Retryable(Exception):
+    def __init__(self, error: AttemptError) -> None:
+        self.error = error
+        super().__init__(error.detail)
+
+
+class _Final(Exception):
+    def __init__(self, error: AttemptError) -> None:
+        self.error = error
+        super().__init__(error.detail)
+
+
+def request_hash(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
+
+
+def offline_body(messages: Sequence[Message]) -> bytes:
+    """What the ledger stores as the "request" of an offline predictor: its messages."""
+    return canonical_json({"messages": list(messages)})
+
+
+class CallExecutor:
+    def __init__(self, ledger: Ledger, transport: Transport, sleep: clk.Sleep = clk.sleep) -> None:
+        self.ledger = ledger
+        self.transport = transport
+        self.sleep = sleep
+
+    def build_body(self, unit: LaneUnit, messages: Sequence[Message]) -> bytes:
+        if isinstance(unit.adapter, OfflineAdapter):
+            return offline_body(messages)
+        assert unit.endpoint is not None
+        return unit.adapter.build_request(unit.endpoint, messages).body
+
+    async def run(
+        self,
+        unit: LaneUnit,
+        call: PlannedCall,
+        messages: list[Message],
+        bench: Benchmark,
+        prior_attempts: int,
+    ) -> CallResult:
+        if isinstance(unit.adapter, OfflineAdapter):
+            return self._offline(unit.adapter, call, messages, bench, prior_attempts)
+        return await self._http(unit, call, messages, bench, prior_attempts)
+
+    def _offline(
+        self,
+        adapter: OfflineAdapter,
+        call: PlannedCall,
+        messages: list[Message],
+        bench: Benchmark,
+        prior: int,
+    ) -> CallResult:
+        body = offline_body(messages)
+        rhash = request_hash(body)
+        attempt = prior + 1
+        self.ledger.attempt_started(call.call_id, attempt, rhash, body)
+        completion = adapter.answer(messages, bench.offline_context(call))
+        self.ledger.attempt_finished(
+            call.call_id,
+            attempt,
+            http_status=None,
+            error_class=None,
+            error_detail=None,
+            retry_after_s=None,
+            response_body=completion.text.encode(),
+            usage=completion.usage,
+            latency_ms=0.0,
+            request_id=None,
+        )
+        return _parsed(bench, completion, 1, 0.0, rhash)
+
+    async def _http(
+        self,
+        unit: LaneUnit,
+        call: PlannedCall,
+        messages: list[Message],
+        bench: Benchmark,
+        prior: int,
+    ) -> CallResult:
+        assert unit.endpoint is not None and isinstance(unit.adapter, HttpAdapter)
+        limits = unit.model.limits
+        request = unit.adapter.build_request(unit.endpoint, messages)
+        rhash = request_hash(request.body)
+        reserve = count_messages(messages) + int(unit.model.params.get("max_tokens", 0) or 0)
+        state = _AttemptState(attempt=prior)
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(limits.max_attempts),
+            wait=_wait_strategy(limits.backoff_initial_s, limits.backoff_max_s),
+            retry=retry_if_exception_type(_Retryable),
+            sleep=self.sleep,
+            reraise=True,
+        )
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    if attempt.retry_state.attempt_number > 1:
+                        unit.lane.stats.retries += 1
+                    completion = await self._attempt(unit, call, request, rhash, reserve, state)
+        except (_Retryable, _Final) as exc:
+            reason = f"{exc.error.error_class}: {exc.error.detail}"
+            if isinstance(exc, _Retryable):
+                reason = f"gave up after {state.sent} attempts; last: {reason}"
+            return CallResult(Status.FAILED, reason=reason, attempts=state.sent, request_hash=rhash)
+        return _parsed(bench, completion, state.sent, state.latency_ms, rhash)
+
+    async def _attempt(
+        self,
+        unit: LaneUnit,
+        call: PlannedCall,
+        request: Any,
+        rhash: str,
+        reserve: int,
+        state: _AttemptState,
+    ) -> Completion:
+        lane, adapter = unit.lane, unit.adapter
+        assert isinstance(adapter, HttpAdapter)
+        await lane.acquire(reserve)
+        state.attempt += 1
+        state.sent += 1
+        prepare = getattr(adapter, "prepare_attempt", None)
+        wire = prepare(request) if prepare else request
+        self.ledger.attempt_started(call.call_id, state.attempt, rhash, request.body)
+        started = lane.clock()
+        used: int | None = None
+        response: HttpResponse | None = None
+        try:
+            sent = await self.transport.send(wire, unit.model.limits.timeout_s)
+        except TransportFailure as exc:
+            result: Completion | AttemptError = AttemptError(
+                ErrorAction.RETRY, exc.error_class, exc.detail
+            )
+        else:
+            response = sent
+            lane.observe(adapter.rate_limits(sent))
+            result = adapter.parse_response(sent)
+        finally:
+            state.latency_ms = (lane.clock() - started) * 1000.0
+        if isinstance(result, Completion):
+            used = result.usage.input_tokens + result.usage.output_tokens or None
+        lane.release(reserve, used)
+        self.ledger.attempt_finished(
+            call.call_id,
+            state.attempt,
+            http_status=response.status if response else None,
+            error_class=None if isinstance(result, Completion) else result.error_class,
+            error_detail=None if isinstance(result, Completion) else result.detail,
+            retry_after_s=None if isinstance(result, Completion) else result.retry_after_s,
+            response_body=response.body if response else None,
+            usage=result.usage if isinstance(result, Completion) else None,
+            latency_ms=state.latency_ms,
+            request_id=result.request_id if isinstance(result, Completion) else None,
+        )
+        if isinstance(result, Completion):
+            lane.success()
+            return result
+        return _handle_error(unit, result)
+
+
+@dataclass
+class _AttemptState:
+    attempt: int
+    sent: int = 0
+    latency_ms: float = 0.0
+
+
+def _handle_error(unit: LaneUnit, error: AttemptError) -> Completion:
+    lane = unit.lane
+    if error.status == 429:
+        lane.stats.rate_limited += 1
+        lane.pause(error.retry_after_s if error.retry_after_s is not None else DEFAULT_429_PAUSE_S)
+    elif error.retry_after_s is not None:
+        lane.pause(error.retry_after_s)
+    if error.action is ErrorAction.STOP_LANE:
+        lane.stop(
+            f"{unit.model.key}: the provider refused the credentials ({error.error_class}: "
+            f"{error.detail}); check ${unit.model.api_key_env or '(no key variable)'}, then "
+            "`tally resume` the run"
+        )
+        raise _Final(error)
+    if error.action is ErrorAction.FAIL_CALL:
+        raise _Final(error)
+    if error.status != 429:
+        lane.failure()
+    raise _Retryable(error)
+
+
+def _wait_strategy(initial: float, maximum: float) -> Any:
+    backoff = wait_exponential_jitter(initial=initial, max=maximum)
+
+    def wait(retry_state: RetryCallState) -> float:
+        outcome = retry_state.outcome
+        exc = outcome.exception() if outcome else None
+        if isinstance(exc, _Retryable) and exc.error.status == 429:
+            # The lane-wide pause already holds this call for Retry-After; adding our own
+            # backoff on top would only leave the provider's capacity unused.
+            return 0.0
+        return float(backoff(retry_state))
+
+    return wait
+
+
+def _parsed(
+    bench: Benchmark, completion: Completion, attempts: int, latency_ms: float, rhash: str
+) -> CallResult:
+    parsed = bench.parse(completion.text)
+    common: Mapping[str, Any] = {
+        "raw_text": completion.text,
+        "attempts": attempts,
+        "usage": completion.usage,
+        "latency_ms": latency_ms,
+        "request_hash": rhash,
+    }
+    if parsed.ok:
+        return CallResult(Status.OK, parsed=parsed.value, parse_path=parsed.path, **common)
+    reason = parsed.error or "answer did not parse"
+    if completion.finish_reason and completion.finish_reason.startswith("safety"):
+        reason = f"blocked by the provider ({completion.finish_reason}); {reason}"
+    return CallResult(Status.PARSE_ERROR, reason=reason, **common)

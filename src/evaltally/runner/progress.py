@@ -1,0 +1,111 @@
+"""Per-lane progress: a live rich table on a terminal, plain log lines otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Mapping
+from contextlib import suppress
+from typing import TextIO
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from evaltally.runner import clock as clk
+from evaltally.runner.breaker import BreakerState
+from evaltally.runner.lane import Lane
+
+LOG_EVERY_S = 10.0
+
+
+def _eta(lane: Lane, now: float) -> str:
+    s = lane.stats
+    left = s.planned - s.done
+    elapsed = now - s.started
+    if left <= 0:
+        return "done"
+    if s.done == 0 or elapsed <= 0:
+        return "-"
+    secs = left / (s.done / elapsed)
+    return f"{int(secs // 60)}m{int(secs % 60):02d}s"
+
+
+def _state(lane: Lane) -> str:
+    if lane.stop_reason:
+        return "stopped"
+    breaker = lane.breaker_state
+    if breaker is not BreakerState.CLOSED:
+        return f"circuit {breaker.value}"
+    if lane.pause_until > lane.clock():
+        return "paused (rate limit)"
+    return "running"
+
+
+def render_table(lanes: Mapping[str, Lane]) -> Table:
+    table = Table(title="evaltally", expand=False)
+    for col in ("lane", "done/planned", "in flight", "retries", "429s", "waited", "tokens in/out"):
+        table.add_column(col, justify="right" if col != "lane" else "left")
+    table.add_column("cost", justify="right")
+    table.add_column("ETA", justify="right")
+    table.add_column("state")
+    now = clk.monotonic()
+    for name, lane in lanes.items():
+        s = lane.stats
+        table.add_row(
+            name,
+            f"{s.done}/{s.planned}",
+            str(s.in_flight),
+            str(s.retries),
+            str(s.rate_limited),
+            f"{s.wait_s:.0f}s",
+            f"{s.input_tokens}/{s.output_tokens}",
+            f"${s.cost_usd:.2f}",
+            _eta(lane, now),
+            _state(lane),
+        )
+    return table
+
+
+def log_line(name: str, lane: Lane) -> str:
+    s = lane.stats
+    return (
+        f"[{name}] {s.done}/{s.planned} done (ok {s.ok}, parse_error {s.parse_error}, "
+        f"failed {s.failed}, blocked {s.blocked}), in flight {s.in_flight}, retries {s.retries}, "
+        f"429s {s.rate_limited}, tokens {s.input_tokens}/{s.output_tokens}, "
+        f"cost ${s.cost_usd:.2f}, ETA {_eta(lane, clk.monotonic())}, {_state(lane)}"
+    )
+
+
+class ProgressReporter:
+    """Runs beside the scheduler until cancelled; shows every lane's counters."""
+
+    def __init__(self, lanes: Mapping[str, Lane], stream: TextIO | None = None) -> None:
+        self.lanes = lanes
+        self.stream = stream or sys.stderr
+
+    async def run(self) -> None:
+        if self.stream.isatty():
+            await self._live()
+        else:
+            await self._log()
+
+    async def _live(self) -> None:
+        console = Console(file=self.stream)
+        with Live(render_table(self.lanes), console=console, refresh_per_second=4) as live:
+            with suppress(asyncio.CancelledError):
+                while True:
+                    await asyncio.sleep(0.25)
+                    live.update(render_table(self.lanes))
+            live.update(render_table(self.lanes))
+
+    async def _log(self) -> None:
+        with suppress(asyncio.CancelledError):
+            while True:
+                await asyncio.sleep(LOG_EVERY_S)
+                self._print_lines()
+        self._print_lines()
+
+    def _print_lines(self) -> None:
+        for name, lane in self.lanes.items():
+            print(log_line(name, lane), file=self.stream, flush=True)

@@ -1,0 +1,174 @@
+"""One `tally run` / `tally resume` session: plan first, then drive what remains.
+
+config -> plan -> ledger(planned) -> pending chains -> scheduler -> outcomes. A run directory
+keeps a copy of the config it was started with; resume reads that copy, so editing the original
+file never silently changes a run in progress.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from evaltally.adapters.base import Endpoint, HttpAdapter, OfflineAdapter
+from evaltally.benchmarks.registry import load_benchmarks
+from evaltally.config import ModelConfig, SweepConfig, load_config, read_api_keys
+from evaltally.errors import LedgerError
+from evaltally.ledger import Ledger
+from evaltally.plan import iter_plan
+from evaltally.runner.call import CallExecutor, LaneUnit
+from evaltally.runner.lane import Lane
+from evaltally.runner.progress import ProgressReporter, log_line
+from evaltally.runner.scheduler import BudgetCheck, ChainWork, Scheduler
+from evaltally.runner.transport import AiohttpTransport, Transport
+
+CONFIG_COPY = "config.toml"
+
+
+@dataclass
+class SessionResult:
+    run_dir: Path
+    planned: int
+    added: int
+    counts: dict[str, int] = field(default_factory=dict)
+    lanes: dict[str, Lane] = field(default_factory=dict)
+    interrupted_attempts: int = 0
+    mismatches: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return all(
+            lane.stats.failed == 0 and lane.stats.blocked == 0 for lane in self.lanes.values()
+        )
+
+
+def load_run_config(run_dir: Path) -> SweepConfig:
+    """The config a run was started with, paths resolved as they were at the start."""
+    copy = run_dir / CONFIG_COPY
+    if not copy.exists():
+        raise LedgerError(
+            f"{run_dir}: not a run directory (no {CONFIG_COPY}); start with tally run"
+        )
+    base_file = run_dir / ".config_dir"
+    base = Path(base_file.read_text().strip()) if base_file.exists() else run_dir
+    config = load_config(copy, base_dir=base)
+    # The run directory is wherever the run lives now, even if it was moved.
+    return SweepConfig(
+        path=copy,
+        name=run_dir.name,
+        runs_dir=run_dir.parent,
+        models=config.models,
+        benchmarks=config.benchmarks,
+        budget_usd=config.budget_usd,
+        text=config.text,
+    )
+
+
+def build_unit(model: ModelConfig, api_key: str | None, lane: Lane) -> LaneUnit:
+    if model.provider == "baseline":
+        from evaltally.adapters.baseline import baseline_adapter
+
+        adapter: HttpAdapter | OfflineAdapter = baseline_adapter(model.model)
+        return LaneUnit(model=model, lane=lane, adapter=adapter, endpoint=None)
+    from evaltally.adapters import http_adapter, resolve_provider
+
+    preset = resolve_provider(model.provider)
+    extra = {"reasoning": model.reasoning, "preset": preset.name, **dict(model.extra)}
+    endpoint = Endpoint(
+        model=model.model,
+        base_url=model.base_url,
+        api_key=api_key,
+        params=model.params,
+        extra=extra,
+    )
+    return LaneUnit(model=model, lane=lane, adapter=http_adapter(preset.adapter), endpoint=endpoint)
+
+
+async def run_session(
+    config: SweepConfig,
+    *,
+    command: str,
+    transport: Transport | None = None,
+    env: Mapping[str, str] | None = None,
+    progress: TextIO | None = None,
+    budget_usd: float | None = None,
+) -> SessionResult:
+    """Plan, record the plan, and drive every pending call to an outcome."""
+    keys = read_api_keys(config, env)
+    benchmarks = load_benchmarks(config)
+    units = {m.key: build_unit(m, keys.get(m.key), Lane(m.key, m.limits)) for m in config.models}
+    run_dir = config.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    ledger = await Ledger.open(run_dir, create=True, command=command)
+    own_transport = transport is None
+    transport = transport or AiohttpTransport()
+    try:
+        if not (run_dir / CONFIG_COPY).exists():
+            # Written before the plan, so a run killed while planning can still be resumed.
+            _keep_config_copy(config, run_dir)
+        delta = await ledger.reconcile_plan(iter_plan(config, benchmarks))
+        await ledger.set_meta("config", {"path": str(config.path), "text": config.text})
+        _keep_config_copy(config, run_dir)
+        interrupted = await ledger.mark_interrupted()
+        pending = await ledger.pending_chains()
+        result = SessionResult(run_dir, delta.total, delta.added, interrupted_attempts=interrupted)
+        work = [ChainWork(chain, chain.attempts_so_far) for chain in pending]
+        for item in work:
+            units[item.chain.calls[0].model].lane.stats.planned += item.remaining
+        result.lanes = {key: unit.lane for key, unit in units.items()}
+        budget = _budget_check(result.lanes, budget_usd or config.budget_usd)
+        scheduler = Scheduler(ledger, CallExecutor(ledger, transport), units, benchmarks, budget)
+        await _drive(scheduler, work, result.lanes, progress)
+        result.mismatches = scheduler.mismatches
+    finally:
+        if own_transport:
+            await transport.close()
+        await ledger.close()
+    return result
+
+
+async def _drive(
+    scheduler: Scheduler, work: list[ChainWork], lanes: Mapping[str, Lane], stream: TextIO | None
+) -> None:
+    reporter = ProgressReporter(lanes, stream or sys.stderr)
+    task = asyncio.create_task(reporter.run())
+    try:
+        await scheduler.run(work)
+    finally:
+        task.cancel()
+        await task
+
+
+def _budget_check(lanes: Mapping[str, Lane], budget: float | None) -> BudgetCheck | None:
+    if budget is None:
+        return None
+
+    def check() -> str | None:
+        spent = sum(lane.stats.cost_usd for lane in lanes.values())
+        if spent >= budget:
+            return (
+                f"budget of ${budget:.2f} reached (spent ${spent:.2f}); "
+                "continue with `tally resume RUN --budget USD`"
+            )
+        return None
+
+    return check
+
+
+def _keep_config_copy(config: SweepConfig, run_dir: Path) -> None:
+    """Keep the config the run now follows (an extension replaces the copy; the ledger's
+    meta keeps the history)."""
+    copy = run_dir / CONFIG_COPY
+    if config.path.resolve() != copy.resolve():
+        tmp = copy.with_suffix(".tmp")
+        tmp.write_text(config.text, encoding="utf-8")
+        tmp.replace(copy)
+        (run_dir / ".config_dir").write_text(str(config.path.parent.resolve()))
+
+
+def summary_lines(result: SessionResult) -> list[str]:
+    return [log_line(name, lane) for name, lane in result.lanes.items()]

@@ -1,0 +1,103 @@
+"""kill -9 a running `tally run` at several points, then `tally resume`: exactly one final
+outcome per planned call, no recorded answer requested again, and the same export as a run
+that was never interrupted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from conftest import FAKE_KEY, tally, write_config, write_items
+
+# Fields that legitimately differ between an interrupted and an uninterrupted run.
+VOLATILE = {"latency_ms", "attempts"}
+
+
+def _final_bodies(db_path: Path) -> dict[str, str]:
+    """call_id -> request hash of every call with a final outcome so far."""
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        rows = db.execute(
+            "SELECT call_id, request_hash FROM outcomes WHERE status IN ('ok', 'parse_error')"
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    finally:
+        db.close()
+    return dict(rows)
+
+
+def _export(run_dir: Path, out: Path) -> list[dict[str, Any]]:
+    result = tally("export", str(run_dir), "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    rows = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    return [{k: v for k, v in r.items() if k not in VOLATILE} for r in rows]
+
+
+def _setup(tmp_path: Path, base_url: str, name: str) -> Path:
+    write_items(tmp_path / "items.jsonl", 40)
+    write_items(tmp_path / "chains.jsonl", 8, turns=5)
+    config = write_config(tmp_path, base_url, name=name, limits="concurrency = 4")
+    config.write_text(
+        config.read_text() + '\n[[benchmarks]]\nkind = "prompts"\nname = "chat"\n'
+        'path = "chains.jsonl"\n'
+    )
+    return config
+
+
+@pytest.mark.parametrize("kill_after", [0, 15, 55])
+def test_kill_then_resume_is_exact(tmp_path: Path, mock_process: Any, kill_after: int) -> None:
+    mock = mock_process("--latency-ms", "20", "--seed", "5")
+    config = _setup(tmp_path, mock.base_url, "killed")
+    run_dir = tmp_path / "runs" / "killed"
+    db_path = run_dir / "ledger.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evaltally", "run", str(config)],
+        env={**os.environ, "EVALTALLY_TEST_KEY": FAKE_KEY},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if (kill_after == 0 and db_path.exists()) or len(_final_bodies(db_path)) >= kill_after > 0:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+    before = _final_bodies(db_path) if db_path.exists() else {}
+    counts_before = mock.stats()["by_body"]
+    assert len(before) < 80, "the run finished before it could be killed"
+
+    resumed = tally("resume", str(run_dir)) if db_path.exists() else tally("run", str(config))
+    assert resumed.returncode == 0, resumed.stderr
+
+    after = _final_bodies(db_path)
+    db = sqlite3.connect(db_path)
+    finals = db.execute(
+        "SELECT call_id, COUNT(*) FROM outcomes"
+        " WHERE status IN ('ok', 'parse_error') GROUP BY call_id"
+    ).fetchall()
+    planned = db.execute("SELECT COUNT(*) FROM planned").fetchone()[0]
+    assert planned == 80 and len(finals) == 80 and all(n == 1 for _, n in finals)
+    counts_after = mock.stats()["by_body"]
+    for call_id, body_hash in before.items():
+        assert after[call_id] == body_hash
+        assert counts_after[body_hash] == counts_before[body_hash], call_id
+    assert tally("verify", str(run_dir)).returncode == 0
+
+    # The same sweep, never interrupted, exports the same rows.
+    clean = _setup(tmp_path, mock.base_url, "clean")
+    assert tally("run", str(clean)).returncode == 0
+    assert _export(run_dir, tmp_path / "a.jsonl") == _export(
+        tmp_path / "runs" / "clean", tmp_path / "b.jsonl"
+    )
