@@ -1,0 +1,124 @@
+"""Anthropic Messages API.
+
+POST {base_url}/v1/messages with `x-api-key` and `anthropic-version: 2023-06-01`. The system
+prompt is the top-level `system` field, not a message. `max_tokens` is required by the API: it
+comes from params, else DEFAULT_MAX_TOKENS. `stop` (the OpenAI spelling used across configs) is
+sent as `stop_sequences`; other params pass through.
+
+Usage is normalized like every adapter: input_tokens counts ALL input (Anthropic reports
+uncached, cache-read and cache-write input separately), output_tokens includes thinking. The API
+does not count thinking tokens apart, so when thinking blocks come back their text is estimated
+(reasoning.approx_tokens) and redacted thinking counts as 1, so the audit sees it happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from evaltally.adapters.base import Endpoint, HttpRequest, HttpResponse
+from evaltally.adapters.http_errors import bad_body, classify_status, decode_json
+from evaltally.adapters.ratelimit_headers import anthropic_snapshot
+from evaltally.adapters.reasoning import approx_tokens, deep_merge, reasoning_params
+from evaltally.adapters.wire import (
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    header_or,
+    join_url,
+    json_post,
+    normalize_finish,
+    split_system,
+)
+from evaltally.records import AttemptError, Completion, Message, RateLimitSnapshot, Usage
+
+DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+API_VERSION = "2023-06-01"
+DEFAULT_MAX_TOKENS = 4096
+"""Sent when params give no max_tokens (the API requires one); leaves room for a thinking budget."""
+
+FINISH_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "refusal": "safety:refusal",
+}
+
+
+class AnthropicAdapter:
+    """Messages API; reasoning "on" sends `thinking: {type: enabled, budget_tokens}`."""
+
+    def __init__(
+        self, *, key_env: str | None = DEFAULT_KEY_ENV, reasoning_style: str = "anthropic"
+    ) -> None:
+        self.key_env = key_env
+        self.reasoning_style = reasoning_style
+
+    def build_request(self, endpoint: Endpoint, messages: Sequence[Message]) -> HttpRequest:
+        system, rest = split_system(messages)
+        params = dict(endpoint.params)
+        if "stop" in params:
+            stop = params.pop("stop")
+            params["stop_sequences"] = [stop] if isinstance(stop, str) else stop
+        payload: dict[str, Any] = deep_merge(
+            reasoning_params(self.reasoning_style, endpoint.extra), params
+        )
+        payload.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
+        payload["model"] = endpoint.model
+        payload["messages"] = [{"role": m["role"], "content": m["content"]} for m in rest]
+        if system is not None:
+            payload["system"] = system
+        headers = {"anthropic-version": str(endpoint.extra.get("api_version", API_VERSION))}
+        if endpoint.api_key:
+            headers["x-api-key"] = endpoint.api_key
+        return json_post(join_url(endpoint.base_url, "v1/messages"), payload, headers)
+
+    def parse_response(self, response: HttpResponse) -> Completion | AttemptError:
+        data = decode_json(response.body)
+        if not 200 <= response.status <= 299:
+            error = as_dict(as_dict(data).get("error"))
+            return classify_status(
+                response.status,
+                response.headers,
+                error_type=as_str(error.get("type")),
+                message=as_str(error.get("message")),
+                key_env=self.key_env,
+            )
+        if not isinstance(data, dict) or not isinstance(data.get("content"), list):
+            return bad_body(response.body, "no content block list", response.status)
+        text, thinking_tokens = _read_blocks(data["content"])
+        usage = as_dict(data.get("usage"))
+        cache_read = as_int(usage.get("cache_read_input_tokens"))
+        return Completion(
+            text=text,
+            finish_reason=normalize_finish(data.get("stop_reason"), FINISH_REASONS),
+            usage=Usage(
+                input_tokens=as_int(usage.get("input_tokens"))
+                + cache_read
+                + as_int(usage.get("cache_creation_input_tokens")),
+                output_tokens=as_int(usage.get("output_tokens")),
+                reasoning_tokens=thinking_tokens,
+                cached_tokens=cache_read,
+            ),
+            request_id=header_or(response.headers, "request-id", data.get("id")),
+        )
+
+    def rate_limits(self, response: HttpResponse) -> RateLimitSnapshot | None:
+        return anthropic_snapshot(response.headers)
+
+
+def _read_blocks(blocks: list[Any]) -> tuple[str, int]:
+    """(text of the text blocks, estimated thinking tokens). Thinking is skipped but counted."""
+    texts: list[str] = []
+    thinking = 0
+    for block in as_list(blocks):
+        block = as_dict(block)
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(as_str(block.get("text")) or "")
+        elif kind == "thinking":
+            thinking += max(1, approx_tokens(as_str(block.get("thinking")) or ""))
+        elif kind == "redacted_thinking":
+            thinking += 1
+    return "".join(texts), thinking

@@ -1,0 +1,195 @@
+"""Shared error classification: HTTP status (+ provider error type) -> AttemptError.
+
+The decision table (DESIGN.md, "Attempts"):
+
+    429, 408, 409, 5xx, 529 (Anthropic overloaded)   RETRY      (retry_after_s from headers)
+    400, 404, 413, 422, any other 4xx               FAIL_CALL  (the same bytes fail again)
+    401, 403                                        STOP_LANE  (every call of the lane would fail)
+    2xx whose body is not the expected shape        RETRY      error_class "bad_body"
+    anything else (1xx, 3xx)                        FAIL_CALL
+
+error_class is "http_<status>" (or "bad_body"); the provider's own error type, when it has one,
+leads `detail`. Details never carry credentials: provider messages are passed through `redact`,
+because some providers echo part of a rejected key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+
+import orjson
+
+from evaltally.adapters.ratelimit_headers import any_snapshot, parse_duration
+from evaltally.records import AttemptError, ErrorAction
+
+MAX_RETRY_AFTER_S = 600.0
+"""Cap on a server-requested wait. The whole lane pauses for it, so a bogus or daily-quota
+header must not freeze a sweep for hours; past 10 minutes the runner's own backoff and circuit
+breaker are the better judges."""
+
+DETAIL_MAX_CHARS = 300
+"""Longest provider message kept in `detail` (the runner stores the raw body anyway)."""
+
+BODY_PREFIX_CHARS = 120
+"""How much of an unexpected body `bad_body` quotes."""
+
+RETRY_STATUSES = frozenset({408, 409, 429, 529})
+FAIL_STATUSES = frozenset({400, 404, 413, 422})
+STOP_STATUSES = frozenset({401, 403})
+
+# Things that look like credentials: vendor key prefixes and long opaque tokens.
+_SECRET = re.compile(
+    r"(sk-[A-Za-z0-9_\-\*\.]{6,}|AKIA[0-9A-Z]{12,}|ASIA[0-9A-Z]{12,}|AIza[0-9A-Za-z_\-]{20,}"
+    r"|[A-Za-z0-9_\-\+/=]{32,})"
+)
+
+
+def redact(text: str) -> str:
+    """`text` with anything shaped like an API key or token replaced by "[redacted]"."""
+    return _SECRET.sub("[redacted]", text)
+
+
+def action_for_status(status: int) -> ErrorAction:
+    """The table above, for a non-2xx status."""
+    if status in RETRY_STATUSES or 500 <= status <= 599:
+        return ErrorAction.RETRY
+    if status in STOP_STATUSES:
+        return ErrorAction.STOP_LANE
+    return ErrorAction.FAIL_CALL
+
+
+def classify_status(
+    status: int,
+    headers: Mapping[str, str],
+    *,
+    error_type: str | None = None,
+    message: str | None = None,
+    key_env: str | None = None,
+    retry_hint_s: float | None = None,
+    now: datetime | None = None,
+) -> AttemptError:
+    """Classify a non-2xx response. `error_type`/`message` come from the provider's error body.
+
+    `key_env` names the variable holding the key (for 401/403 details); `retry_hint_s` is a wait
+    the provider put in its body (Gemini RetryInfo), used when no header says how long.
+    """
+    action = action_for_status(status)
+    parts = [f"[{error_type}]"] if error_type else []
+    parts.append(_clip(redact(message)) if message else f"HTTP {status}")
+    if action is ErrorAction.STOP_LANE:
+        where = key_env or "the variable named by api_key_env"
+        parts.append(f"(credentials rejected: check {where} and the account's access)")
+    retry_after = None
+    if action is ErrorAction.RETRY:
+        retry_after = retry_after_seconds(headers, now=now)
+        if retry_after is None and retry_hint_s is not None:
+            retry_after = _capped(retry_hint_s)
+    return AttemptError(
+        action=action,
+        error_class=f"http_{status}",
+        detail=" ".join(parts),
+        status=status,
+        retry_after_s=retry_after,
+    )
+
+
+def bad_body(body: bytes, reason: str, status: int | None = 200) -> AttemptError:
+    """A 2xx whose body is not what the API documents: retried a few times, then the call fails."""
+    prefix = body[:BODY_PREFIX_CHARS].decode("utf-8", errors="replace")
+    return AttemptError(
+        action=ErrorAction.RETRY,
+        error_class="bad_body",
+        detail=f"{reason}; body starts: {redact(prefix)!r}",
+        status=status,
+    )
+
+
+def decode_json(body: bytes) -> Any | None:
+    """The parsed JSON body, or None when it is not JSON (HTML error page, truncated, empty)."""
+    try:
+        return orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
+    """How long the server asked us to wait, capped at MAX_RETRY_AFTER_S.
+
+    Order: `retry-after-ms` (OpenAI), `retry-after` as seconds or HTTP-date, then the reset of an
+    exhausted rate-limit bucket (`x-ratelimit-reset-*`, `anthropic-ratelimit-*-reset`).
+    """
+    now = now or datetime.now(UTC)
+    millis = _float(headers.get("retry-after-ms"))
+    if millis is not None:
+        return _capped(millis / 1000.0)
+    raw = headers.get("retry-after")
+    if raw is not None:
+        seconds = _float(raw)
+        if seconds is None:
+            seconds = _http_date_delay(raw, now)
+        if seconds is not None:
+            return _capped(seconds)
+    return _bucket_reset(headers, now)
+
+
+def _bucket_reset(headers: Mapping[str, str], now: datetime) -> float | None:
+    snapshot = any_snapshot(headers, now)
+    if snapshot is None:
+        return None
+    exhausted = [
+        reset
+        for remaining, reset in (
+            (snapshot.remaining_requests, snapshot.reset_requests_s),
+            (snapshot.remaining_tokens, snapshot.reset_tokens_s),
+        )
+        if reset is not None and remaining == 0
+    ]
+    # Without a known-empty bucket, the later reset is the safe one to wait for.
+    candidates = exhausted or [
+        r for r in (snapshot.reset_requests_s, snapshot.reset_tokens_s) if r is not None
+    ]
+    return _capped(max(candidates)) if candidates else None
+
+
+def _http_date_delay(value: str, now: datetime) -> float | None:
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return (when - now).total_seconds()
+
+
+def _float(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value.strip())
+    except ValueError:
+        return None
+    return number if number == number else None  # NaN is not a wait
+
+
+def _capped(seconds: float) -> float:
+    return min(max(0.0, seconds), MAX_RETRY_AFTER_S)
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= DETAIL_MAX_CHARS else text[: DETAIL_MAX_CHARS - 1] + "…"
+
+
+def google_retry_delay(details: object) -> float | None:
+    """A `google.rpc.RetryInfo.retryDelay` ("30s") from a Google error's `details`, if any."""
+    if not isinstance(details, list):
+        return None
+    for item in details:
+        if isinstance(item, dict) and str(item.get("@type", "")).endswith("RetryInfo"):
+            delay = item.get("retryDelay")
+            return parse_duration(delay) if isinstance(delay, str) else None
+    return None

@@ -1,0 +1,154 @@
+"""OpenAI chat completions, for OpenAI and every OpenAI-compatible server.
+
+POST {base_url}/chat/completions with `Authorization: Bearer <key>` (omitted when the endpoint
+has no key: local vLLM, Ollama, llama.cpp). `endpoint.params` pass through as body fields
+(temperature, max_tokens, top_p, seed, stop, ...), after the preset's reasoning switch, so an
+explicit param always wins.
+
+Response reading is lenient in the ways compatible servers differ (`message.content` null or a
+list of parts; reasoning as `reasoning_content` or `reasoning`; DeepSeek's
+`prompt_cache_hit_tokens`) and strict about the shape: no `choices[0].message` means bad_body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from evaltally.adapters.base import Endpoint, HttpRequest, HttpResponse
+from evaltally.adapters.http_errors import bad_body, classify_status, decode_json
+from evaltally.adapters.ratelimit_headers import openai_snapshot
+from evaltally.adapters.reasoning import approx_tokens, deep_merge, reasoning_params
+from evaltally.adapters.wire import (
+    as_dict,
+    as_int,
+    as_list,
+    as_str,
+    header_or,
+    join_url,
+    json_post,
+    normalize_finish,
+)
+from evaltally.records import AttemptError, Completion, Message, RateLimitSnapshot, Usage
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+
+FINISH_REASONS = {
+    "stop": "stop",
+    "length": "length",
+    "content_filter": "safety:content_filter",
+    "tool_calls": "tool_calls",
+}
+
+_REASONING_PART_TYPES = frozenset({"reasoning", "thinking"})
+
+
+class OpenAIAdapter:
+    """Chat completions. `reasoning_style` comes from the provider preset (reasoning.py)."""
+
+    def __init__(
+        self, *, key_env: str | None = DEFAULT_KEY_ENV, reasoning_style: str = "openai_effort"
+    ) -> None:
+        self.key_env = key_env
+        self.reasoning_style = reasoning_style
+
+    def build_request(self, endpoint: Endpoint, messages: Sequence[Message]) -> HttpRequest:
+        switch = reasoning_params(self.reasoning_style, endpoint.extra)
+        payload: dict[str, Any] = deep_merge(switch, endpoint.params)
+        payload["model"] = endpoint.model
+        payload["messages"] = [dict(m) for m in messages]
+        headers = {"authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
+        return json_post(join_url(endpoint.base_url, "chat/completions"), payload, headers)
+
+    def parse_response(self, response: HttpResponse) -> Completion | AttemptError:
+        data = decode_json(response.body)
+        if not 200 <= response.status <= 299:
+            return self._error(response, as_dict(data))
+        if not isinstance(data, dict):
+            return bad_body(response.body, "response is not a JSON object", response.status)
+        if "error" in data and "choices" not in data:
+            return self._error_in_success(response, data)
+        choice = as_dict(next(iter(as_list(data.get("choices"))), None))
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            return bad_body(response.body, "no choices[0].message", response.status)
+        text, reasoning_text = _content_text(message)
+        return Completion(
+            text=text,
+            finish_reason=normalize_finish(choice.get("finish_reason"), FINISH_REASONS),
+            usage=_usage(as_dict(data.get("usage")), reasoning_text),
+            request_id=header_or(response.headers, "x-request-id", data.get("id")),
+        )
+
+    def rate_limits(self, response: HttpResponse) -> RateLimitSnapshot | None:
+        return openai_snapshot(response.headers)
+
+    def _error(self, response: HttpResponse, data: dict[str, Any]) -> AttemptError:
+        error = as_dict(data.get("error"))
+        return classify_status(
+            response.status,
+            response.headers,
+            error_type=_error_type(error),
+            message=as_str(error.get("message")) or as_str(data.get("message")),
+            key_env=self.key_env,
+        )
+
+    def _error_in_success(self, response: HttpResponse, data: dict[str, Any]) -> AttemptError:
+        # Some gateways (OpenRouter) report an upstream failure inside a 200 body.
+        error = as_dict(data.get("error"))
+        code = error.get("code")
+        if not isinstance(code, int) or isinstance(code, bool) or not 400 <= code <= 599:
+            return bad_body(response.body, "error object in a 2xx body", response.status)
+        classified = classify_status(
+            code,
+            response.headers,
+            error_type=_error_type(error),
+            message=as_str(error.get("message")),
+            key_env=self.key_env,
+        )
+        return replace(classified, error_class=f"provider_{code}", status=response.status)
+
+
+def _error_type(error: dict[str, Any]) -> str | None:
+    kinds = [k for k in (as_str(error.get("type")), as_str(error.get("code"))) if k]
+    return "/".join(dict.fromkeys(kinds)) or None
+
+
+def _content_text(message: dict[str, Any]) -> tuple[str, str]:
+    """(answer text, reasoning text) from a chat message of any compatible server."""
+    reasoning = [
+        r
+        for r in (message.get("reasoning_content"), message.get("reasoning"))
+        if isinstance(r, str)
+    ]
+    content = message.get("content")
+    if isinstance(content, str):
+        return content, "".join(reasoning)
+    texts: list[str] = []
+    for part in as_list(content):
+        part = as_dict(part)
+        kind = part.get("type")
+        value = as_str(part.get("text")) or as_str(part.get("thinking")) or ""
+        if kind in _REASONING_PART_TYPES:
+            reasoning.append(value)
+        elif kind in (None, "text", "output_text"):
+            texts.append(value)
+    return "".join(texts), "".join(reasoning)
+
+
+def _usage(usage: dict[str, Any], reasoning_text: str) -> Usage:
+    completion_details = as_dict(usage.get("completion_tokens_details"))
+    prompt_details = as_dict(usage.get("prompt_tokens_details"))
+    reasoning = as_int(completion_details.get("reasoning_tokens"))
+    if reasoning == 0 and reasoning_text:
+        reasoning = approx_tokens(reasoning_text)
+    cached = as_int(prompt_details.get("cached_tokens")) or as_int(
+        usage.get("prompt_cache_hit_tokens")
+    )
+    return Usage(
+        input_tokens=as_int(usage.get("prompt_tokens")),
+        output_tokens=as_int(usage.get("completion_tokens")),
+        reasoning_tokens=reasoning,
+        cached_tokens=cached,
+    )

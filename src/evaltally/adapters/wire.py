@@ -1,0 +1,71 @@
+"""Small helpers every dialect shares: canonical JSON requests, system-prompt splitting, and
+safe reading of untrusted response JSON (any field may be missing or of the wrong type)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from evaltally.adapters.base import HttpRequest
+from evaltally.records import Message, canonical_json
+
+JSON_HEADERS = {"content-type": "application/json", "accept": "application/json"}
+
+
+def json_post(url: str, payload: Mapping[str, Any], headers: Mapping[str, str]) -> HttpRequest:
+    """A POST whose body is the canonical JSON of `payload`: same inputs, same bytes, same hash."""
+    return HttpRequest(
+        method="POST",
+        url=url,
+        body=canonical_json(payload),
+        headers={**JSON_HEADERS, **headers},
+    )
+
+
+def join_url(base_url: str, path: str) -> str:
+    """`base_url` + `path` with exactly one slash between them."""
+    return base_url.rstrip("/") + "/" + path.lstrip("/")
+
+
+def split_system(messages: Sequence[Message]) -> tuple[str | None, list[Message]]:
+    """System messages joined into one prompt (APIs that take it out of band), and the rest."""
+    system = [m["content"] for m in messages if m.get("role") == "system"]
+    rest = [m for m in messages if m.get("role") != "system"]
+    return ("\n\n".join(system) if system else None), rest
+
+
+def as_dict(value: object) -> dict[str, Any]:
+    """`value` if it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: object) -> list[Any]:
+    """`value` if it is a JSON array, else an empty one."""
+    return value if isinstance(value, list) else []
+
+
+def as_int(value: object) -> int:
+    """A token count from JSON: non-negative ints only, anything else counts as 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return 0
+    return value
+
+
+def as_str(value: object) -> str | None:
+    """`value` if it is a string, else None."""
+    return value if isinstance(value, str) else None
+
+
+def header_or(headers: Mapping[str, str], name: str, fallback: object) -> str | None:
+    """A request id: the named response header, else a string found in the body."""
+    return headers.get(name) or as_str(fallback)
+
+
+def normalize_finish(raw: object, table: Mapping[str, str]) -> str | None:
+    """A provider finish reason in the shared vocabulary: "stop", "length", "safety:<why>".
+
+    Reasons the table does not know pass through lower-cased, so nothing is hidden.
+    """
+    if not isinstance(raw, str):
+        return None
+    return table.get(raw, raw.lower())
