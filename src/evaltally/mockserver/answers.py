@@ -8,6 +8,7 @@ enough to real tokenizers for rate-limit and cost arithmetic.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +38,9 @@ class Prompt:
                 return text
         return ""
 
-    def prompt_tokens(self) -> int:
+    @functools.cached_property
+    def prompt_token_count(self) -> int:
+        """Estimated prompt tokens (computed once: the limiter and the usage both need it)."""
         chars = len(self.system) + sum(len(t) for _, t in self.messages)
         # A few tokens of per-message framing, as chat templates add.
         return estimate_tokens_chars(chars) + 3 * len(self.messages) + (3 if self.system else 0)
@@ -173,7 +176,7 @@ def complete(
     cached_tokens: int,
 ) -> Completion:
     """Apply max_tokens like a provider does: reasoning first, then visible text, cut at budget."""
-    p_tokens = prompt.prompt_tokens()
+    p_tokens = prompt.prompt_token_count
     budget = prompt.max_tokens
     reasoning = reasoning_tokens
     if budget is not None and reasoning >= budget:

@@ -106,7 +106,7 @@ async def _respond(
     snap: LimitSnapshot | None = None
     fault = state.planner.scheduled(dialect.name, prompt.last_user, attempt)
     if fault is None and limiter.active:
-        snap = limiter.admit(prompt.prompt_tokens() + (prompt.max_tokens or 0))
+        snap = limiter.admit(prompt.prompt_token_count + (prompt.max_tokens or 0))
         if snap.limited_by is not None:
             state.stats.rate_limited += 1
             code = snap.limited_by
