@@ -168,3 +168,13 @@ def test_call_order_and_empty_input() -> None:
     assert summarize(list(reversed(CALLS)), resamples=50) == summarize(CALLS, resamples=50)
     empty = summarize([], resamples=10)
     assert empty["n_calls"] == 0 and empty["metrics"]["all_call_vm"]["value"] is None
+
+
+def test_graded_call_from_a_scenario(official: list[Any]) -> None:
+    from evaltally.benchmarks.cte.grade import graded_call
+
+    sc = official[0]
+    i = sc.effect_steps()[0]
+    c = graded_call(sc, i, {"raw": "ignored"}, parsed_ok=False, answered=True)
+    assert c.is_effect_step and c.prediction is None and c.target == sc.counterfactual[i].response
+    assert c.no_intervention == sc.original[i].response and c.scenario_id == sc.item_id

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .grade import GradedCall
-from .records import Scenario, is_error, json_equal
+from .grade import GradedCall, graded_call
+from .records import Scenario, is_error
 
 Predictor = Callable[[Scenario, int], dict[str, Any]]
 
@@ -58,21 +58,8 @@ PREDICTORS: dict[str, Predictor] = {
 def graded_calls(scenarios: Sequence[Scenario], predictor: Predictor | str) -> list[GradedCall]:
     """Grade-ready records of ``predictor`` on every scored call of ``scenarios``."""
     fn = PREDICTORS[predictor] if isinstance(predictor, str) else predictor
-    out: list[GradedCall] = []
-    for s in scenarios:
-        for i, call in enumerate(s.scored):
-            out.append(
-                GradedCall(
-                    scenario_id=s.item_id,
-                    service=s.domain,
-                    kind=s.kind,
-                    future_index=i,
-                    is_effect_step=not json_equal(call.response, s.original[i].response),
-                    target=call.response,
-                    no_intervention=s.original[i].response,
-                    prediction=fn(s, i),
-                    parsed_ok=True,
-                    answered=True,
-                )
-            )
-    return out
+    return [
+        graded_call(s, i, fn(s, i), parsed_ok=True, answered=True)
+        for s in scenarios
+        for i in range(len(s.scored))
+    ]

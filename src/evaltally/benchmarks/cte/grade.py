@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .records import is_error, json_equal
+from .records import Scenario, is_error, json_equal
 
 RATE_METRICS = (
     "all_call_vm",
@@ -63,6 +63,31 @@ class GradedCall:
     prediction: Any | None  # parsed JSON, or None when there is no usable answer
     parsed_ok: bool
     answered: bool  # the model returned text (parsed or not)
+
+
+def graded_call(
+    scenario: Scenario,
+    future_index: int,
+    prediction: Any | None,
+    *,
+    parsed_ok: bool,
+    answered: bool,
+) -> GradedCall:
+    """A ``GradedCall`` for scored call ``future_index`` of ``scenario`` with its oracle fields."""
+    target = scenario.scored[future_index].response
+    base = scenario.original[future_index].response
+    return GradedCall(
+        scenario_id=scenario.item_id,
+        service=scenario.domain,
+        kind=scenario.kind,
+        future_index=future_index,
+        is_effect_step=not json_equal(target, base),
+        target=target,
+        no_intervention=base,
+        prediction=prediction if parsed_ok else None,
+        parsed_ok=parsed_ok,
+        answered=answered,
+    )
 
 
 def value_match(prediction: Any | None, target: Any) -> bool:
