@@ -7,12 +7,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from evaltally.benchmarks.cte.cli import app
 from evaltally.benchmarks.cte.records import Scenario, unedited_sources
-from evaltally.benchmarks.cte.sandbox import Limits, replay_in_sandbox
+from evaltally.benchmarks.cte.sandbox import Limits, replay_in_sandbox, require_results
 from evaltally.benchmarks.cte.verify import verify_file
+from evaltally.errors import SandboxError
 
 QUIRK_CART_RECORDS = 9
 
@@ -75,3 +77,23 @@ def test_sandbox_names_a_runaway_record_and_continues(official: list[Scenario]) 
     assert outs[0].result is None and "record runaway" in str(outs[0].error)
     assert "CPU limit" in str(outs[0].error) or "timed out" in str(outs[0].error)
     assert outs[1].result is not None and outs[2].result is not None  # prints cannot forge lines
+
+
+def test_sandbox_wall_clock_timeout_names_the_record(official: list[Scenario]) -> None:
+    sleeper: dict[str, Any] = dict(official[0].raw)
+    sleeper["item_id"] = "sleeper"
+    sleeper["patched_source"] = "import time\n" + sleeper["patched_source"].replace(
+        "def check_access(self, tid, as_user_id):",
+        "def check_access(self, tid, as_user_id):\n        time.sleep(60)",
+    )
+    sleeper["intervention"] = dict(sleeper["intervention"], line_number=10)  # one line added
+    outs = replay_in_sandbox(
+        [official[2].raw, sleeper, official[3].raw],
+        unedited_sources=unedited_sources(official),
+        limits=Limits(wall_seconds_per_record=1.0),
+        jobs=1,
+    )
+    assert [o.result is not None for o in outs] == [True, False, True]
+    assert outs[1].error == "record sleeper: timed out after 1 s wall clock"
+    with pytest.raises(SandboxError, match="record sleeper"):
+        require_results(outs)
