@@ -64,7 +64,9 @@ def mock_process(tmp_path: Path) -> Iterator[Callable[..., MockProcess]]:
         deadline = time.monotonic() + 20
         while not ready.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"mock server did not start: {proc.stderr!r}")
+                proc.kill()
+                _, stderr = proc.communicate()
+                raise RuntimeError(f"mock server did not start: {stderr.decode()}")
             time.sleep(0.05)
         return MockProcess(ready.read_text().strip(), proc)
 
@@ -76,6 +78,8 @@ def mock_process(tmp_path: Path) -> Iterator[Callable[..., MockProcess]]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 def write_items(path: Path, n: int, *, turns: int = 0) -> Path:

@@ -171,7 +171,7 @@ def status(
     _guard(go)
 
 
-def _export_enricher(run_dir: Path) -> Callable[[Any], Any] | None:
+def _export_enricher(run_dir: Path) -> Callable[[dict[str, Any]], Any]:
     """Benchmark oracle fields for export rows, from the run's own config copy."""
     from evaltally.benchmarks.registry import load_benchmarks
     from evaltally.records import PlannedCall
@@ -179,21 +179,12 @@ def _export_enricher(run_dir: Path) -> Callable[[Any], Any] | None:
 
     benchmarks = load_benchmarks(load_run_config(run_dir))
 
-    def enrich(row: Any) -> Any:
-        bench = benchmarks.get(row.benchmark)
+    def enrich(row: dict[str, Any]) -> Any:
+        bench = benchmarks.get(row["benchmark"])
         if bench is None:
             return {}
-        call = PlannedCall(
-            row.call_id,
-            row.chain_id,
-            row.step,
-            row.model,
-            row.benchmark,
-            row.item_id,
-            row.sample,
-            row.protocol,
-            row.spec,
-        )
+        fields = ("call_id", "chain_id", "step", "model", "benchmark", "item_id", "sample")
+        call = PlannedCall(*(row[f] for f in fields), row["protocol"], row["spec"])
         return bench.export_fields(call)
 
     return enrich

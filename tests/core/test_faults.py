@@ -21,7 +21,7 @@ FAST = (
 
 def _attempt_errors(run_dir: Path) -> list[str | None]:
     db = sqlite3.connect(run_dir / "ledger.sqlite")
-    rows = db.execute("SELECT error_class FROM attempts WHERE event = 'end'").fetchall()
+    rows = db.execute("SELECT error_class FROM attempts WHERE kind = 'end'").fetchall()
     return [r[0] for r in rows]
 
 

@@ -24,15 +24,18 @@ VOLATILE = {"latency_ms", "attempts"}
 
 def _final_bodies(db_path: Path) -> dict[str, str]:
     """call_id -> request hash of every call with a final outcome so far."""
-    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-    try:
-        rows = db.execute(
-            "SELECT call_id, request_hash FROM outcomes WHERE status IN ('ok', 'parse_error')"
-        ).fetchall()
-    except sqlite3.OperationalError:
+    if not db_path.exists():
         return {}
-    finally:
-        db.close()
+    try:
+        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        try:
+            rows = db.execute(
+                "SELECT call_id, request_hash FROM outcomes WHERE status IN ('ok', 'parse_error')"
+            ).fetchall()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return {}
     return dict(rows)
 
 

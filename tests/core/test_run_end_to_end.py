@@ -39,7 +39,7 @@ def test_run_status_export_verify(tmp_path: Path, mock_process: Any) -> None:
 
     status = tally("status", str(run_dir), "--json")
     counts = orjson.loads(status.stdout)
-    assert counts["total"]["ok"] == 42
+    assert counts["overall"]["ok"] == 42
 
     rows = _export(run_dir, tmp_path / "export.jsonl")
     assert len(rows) == 42

@@ -18,7 +18,7 @@ from tenacity import (
     RetryCallState,
     retry_if_exception_type,
     stop_after_attempt,
-    wait_exponential_jitter,
+    wait_random_exponential,
 )
 
 from evaltally.adapters.base import Endpoint, HttpAdapter, HttpResponse, OfflineAdapter
@@ -255,7 +255,7 @@ def _handle_error(unit: LaneUnit, error: AttemptError) -> Completion:
 
 
 def _wait_strategy(initial: float, maximum: float) -> Any:
-    backoff = wait_exponential_jitter(initial=initial, max=maximum)
+    backoff = wait_random_exponential(multiplier=initial, max=maximum)
 
     def wait(retry_state: RetryCallState) -> float:
         outcome = retry_state.outcome

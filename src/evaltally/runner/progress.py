@@ -78,11 +78,21 @@ def log_line(name: str, lane: Lane) -> str:
 
 
 class ProgressReporter:
-    """Runs beside the scheduler until cancelled; shows every lane's counters."""
+    """Runs beside the scheduler until stopped; shows every lane's counters."""
 
     def __init__(self, lanes: Mapping[str, Lane], stream: TextIO | None = None) -> None:
         self.lanes = lanes
         self.stream = stream or sys.stderr
+        self._stopped = asyncio.Event()
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    async def _tick(self, seconds: float) -> bool:
+        """Wait up to `seconds`; True once stop() was called."""
+        with suppress(TimeoutError):
+            await asyncio.wait_for(self._stopped.wait(), seconds)
+        return self._stopped.is_set()
 
     async def run(self) -> None:
         if self.stream.isatty():
@@ -93,17 +103,13 @@ class ProgressReporter:
     async def _live(self) -> None:
         console = Console(file=self.stream)
         with Live(render_table(self.lanes), console=console, refresh_per_second=4) as live:
-            with suppress(asyncio.CancelledError):
-                while True:
-                    await asyncio.sleep(0.25)
-                    live.update(render_table(self.lanes))
+            while not await self._tick(0.25):
+                live.update(render_table(self.lanes))
             live.update(render_table(self.lanes))
 
     async def _log(self) -> None:
-        with suppress(asyncio.CancelledError):
-            while True:
-                await asyncio.sleep(LOG_EVERY_S)
-                self._print_lines()
+        while not await self._tick(LOG_EVERY_S):
+            self._print_lines()
         self._print_lines()
 
     def _print_lines(self) -> None:

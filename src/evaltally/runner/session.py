@@ -85,7 +85,8 @@ def build_unit(model: ModelConfig, api_key: str | None, lane: Lane) -> LaneUnit:
         params=model.params,
         extra=extra,
     )
-    return LaneUnit(model=model, lane=lane, adapter=http_adapter(preset.adapter), endpoint=endpoint)
+    adapter = http_adapter(model.provider, key_env=model.api_key_env)
+    return LaneUnit(model=model, lane=lane, adapter=adapter, endpoint=endpoint)
 
 
 async def run_session(
@@ -103,13 +104,13 @@ async def run_session(
     units = {m.key: build_unit(m, keys.get(m.key), Lane(m.key, m.limits)) for m in config.models}
     run_dir = config.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
+    if not (run_dir / CONFIG_COPY).exists():
+        # Written before the ledger exists, so a run killed while planning can be resumed.
+        _keep_config_copy(config, run_dir)
     ledger = await Ledger.open(run_dir, create=True, command=command)
     own_transport = transport is None
     transport = transport or AiohttpTransport()
     try:
-        if not (run_dir / CONFIG_COPY).exists():
-            # Written before the plan, so a run killed while planning can still be resumed.
-            _keep_config_copy(config, run_dir)
         delta = await ledger.reconcile_plan(iter_plan(config, benchmarks))
         await ledger.set_meta("config", {"path": str(config.path), "text": config.text})
         _keep_config_copy(config, run_dir)
@@ -139,7 +140,7 @@ async def _drive(
     try:
         await scheduler.run(work)
     finally:
-        task.cancel()
+        reporter.stop()
         await task
 
 
