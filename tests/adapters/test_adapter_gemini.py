@@ -193,3 +193,24 @@ def test_documented_errors(code: int, status: str, action: ErrorAction) -> None:
 
 def test_no_rate_limit_headers() -> None:
     assert GeminiAdapter().rate_limits(HttpResponse(200, {}, b"{}")) is None
+
+
+def test_invalid_key_400_stops_the_lane() -> None:
+    body = {
+        "error": {
+            "code": 400,
+            "message": "API key not valid. Please pass a valid API key.",
+            "status": "INVALID_ARGUMENT",
+            "details": [
+                {
+                    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                    "reason": "API_KEY_INVALID",
+                    "domain": "googleapis.com",
+                }
+            ],
+        }
+    }
+    result = GeminiAdapter().parse_response(response(body, 400))
+    assert isinstance(result, AttemptError)
+    assert (result.action, result.error_class) == (ErrorAction.STOP_LANE, "http_400")
+    assert "GEMINI_API_KEY" in result.detail

@@ -11,6 +11,9 @@ BLOCKLIST, PROHIBITED_CONTENT, SPII or IMAGE_SAFETY, or a prompt with
 `promptFeedback.blockReason`, becomes a Completion with empty text and finish_reason
 "safety:<REASON>" ("safety:prompt:<REASON>" for a blocked prompt). It is recorded, not retried.
 
+A rejected key comes back as 400 INVALID_ARGUMENT with ErrorInfo reason API_KEY_INVALID; that is
+classified STOP_LANE like a 401, not FAIL_CALL.
+
 Usage: output_tokens = candidatesTokenCount + thoughtsTokenCount (Gemini reports them apart and
 bills both), reasoning_tokens = thoughtsTokenCount, input_tokens = promptTokenCount (it already
 includes cachedContentTokenCount).
@@ -27,6 +30,7 @@ from evaltally.adapters.http_errors import (
     bad_body,
     classify_status,
     decode_json,
+    google_error_reasons,
     google_retry_delay,
 )
 from evaltally.adapters.reasoning import deep_merge, reasoning_params
@@ -66,6 +70,8 @@ PARAM_NAMES = {
     "response_mime_type": "responseMimeType",
 }
 TOP_LEVEL_PARAMS = {"safetySettings": "safetySettings", "safety_settings": "safetySettings"}
+# ErrorInfo reasons that mean the key itself was rejected, whatever the HTTP status says.
+AUTH_REASONS = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED", "API_KEY_SERVICE_BLOCKED"})
 ROLES = {"user": "user", "assistant": "model", "model": "model"}
 
 
@@ -107,6 +113,7 @@ class GeminiAdapter:
                 message=as_str(error.get("message")),
                 key_env=self.key_env,
                 retry_hint_s=google_retry_delay(error.get("details")),
+                auth_failure=bool(AUTH_REASONS & google_error_reasons(error.get("details"))),
             )
         if not isinstance(data, dict):
             return bad_body(response.body, "response is not a JSON object", response.status)

@@ -70,14 +70,17 @@ def classify_status(
     message: str | None = None,
     key_env: str | None = None,
     retry_hint_s: float | None = None,
+    auth_failure: bool = False,
     now: datetime | None = None,
 ) -> AttemptError:
     """Classify a non-2xx response. `error_type`/`message` come from the provider's error body.
 
     `key_env` names the variable holding the key (for 401/403 details); `retry_hint_s` is a wait
-    the provider put in its body (Gemini RetryInfo), used when no header says how long.
+    the provider put in its body (Gemini RetryInfo), used when no header says how long;
+    `auth_failure` marks a rejected credential reported under another status (Gemini answers a
+    bad key with 400 INVALID_ARGUMENT / API_KEY_INVALID), which stops the lane like a 401.
     """
-    action = action_for_status(status)
+    action = ErrorAction.STOP_LANE if auth_failure else action_for_status(status)
     parts = [f"[{error_type}]"] if error_type else []
     parts.append(_clip(redact(message)) if message else f"HTTP {status}")
     if action is ErrorAction.STOP_LANE:
@@ -182,6 +185,19 @@ def _capped(seconds: float) -> float:
 def _clip(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= DETAIL_MAX_CHARS else text[: DETAIL_MAX_CHARS - 1] + "…"
+
+
+def google_error_reasons(details: object) -> set[str]:
+    """The `google.rpc.ErrorInfo.reason` values in a Google error's `details`."""
+    if not isinstance(details, list):
+        return set()
+    return {
+        str(item["reason"])
+        for item in details
+        if isinstance(item, dict)
+        and str(item.get("@type", "")).endswith("ErrorInfo")
+        and "reason" in item
+    }
 
 
 def google_retry_delay(details: object) -> float | None:
