@@ -36,8 +36,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console()
-err = Console(stderr=True)
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 T = TypeVar("T")
 
@@ -160,15 +160,48 @@ def status(
     """Counts by status and lane."""
 
     def go() -> None:
+        from evaltally.audit import audit_run
         from evaltally.ledger import run_status
+        from evaltally.runner.session import load_run_config
 
-        st = run_status(run_dir)
+        data = run_status(run_dir).as_dict()
+        audits = audit_run(run_dir, load_run_config(run_dir))
+        data["models"] = [a.as_dict() for a in audits]
         if as_json:
-            sys.stdout.write(orjson.dumps(st.as_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
+            sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
             return
-        out.print_json(orjson.dumps(st.as_dict()).decode())
+        _print_status(data)
+        for a in audits:
+            if a.flagged:
+                err.print(f"[bold yellow]reasoning audit:[/] {a.message()}", highlight=False)
 
     _guard(go)
+
+
+def _print_status(data: dict[str, Any]) -> None:
+    table = Table(title=f"{data['run_dir']}")
+    columns = ("ok", "parse_error", "failed", "blocked", "unfinished")
+    for col in ("lane", *columns, "tokens in/out", "reasoning", "cost"):
+        table.add_column(col)
+    spend = {m["model"]: m for m in data["models"]}
+    for name, counts in data["by_model"].items():
+        m = spend.get(name, {})
+        cost = m.get("cost_usd")
+        table.add_row(
+            name,
+            *(str(counts.get(c, 0)) for c in columns),
+            f"{m.get('input_tokens', 0):,}/{m.get('output_tokens', 0):,}",
+            f"{m.get('reasoning_tokens', 0):,}",
+            "-" if cost is None else f"${cost:,.2f}",
+        )
+    out.print(table)
+    live = data.get("live")
+    out.print(
+        f"sessions: {data['sessions']}; attempts: {data['attempts']} "
+        f"(retried {data['retried_attempts']}, interrupted {data['interrupted_attempts']})"
+        + (f"; live: {live}" if live else ""),
+        highlight=False,
+    )
 
 
 def _export_enricher(run_dir: Path) -> Callable[[dict[str, Any]], Any]:
@@ -184,7 +217,7 @@ def _export_enricher(run_dir: Path) -> Callable[[dict[str, Any]], Any]:
         if bench is None:
             return {}
         fields = ("call_id", "chain_id", "step", "model", "benchmark", "item_id", "sample")
-        call = PlannedCall(*(row[f] for f in fields), row["protocol"], row["spec"])
+        call = PlannedCall(**{f: row[f] for f in (*fields, "protocol", "spec")})
         return bench.export_fields(call)
 
     return enrich

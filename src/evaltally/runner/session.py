@@ -17,7 +17,7 @@ from typing import TextIO
 from evaltally.adapters.base import Endpoint, HttpAdapter, OfflineAdapter
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import ModelConfig, SweepConfig, load_config, read_api_keys
-from evaltally.errors import LedgerError
+from evaltally.errors import CredentialError, LedgerError
 from evaltally.ledger import Ledger
 from evaltally.plan import iter_plan
 from evaltally.runner.call import CallExecutor, LaneUnit
@@ -86,6 +86,9 @@ def build_unit(model: ModelConfig, api_key: str | None, lane: Lane) -> LaneUnit:
         extra=extra,
     )
     adapter = http_adapter(model.provider, key_env=model.api_key_env)
+    # Building one request up front surfaces missing credentials (Bedrock's AWS variables,
+    # region) for every model before anything is planned or sent.
+    adapter.build_request(endpoint, [{"role": "user", "content": "credential check"}])
     return LaneUnit(model=model, lane=lane, adapter=adapter, endpoint=endpoint)
 
 
@@ -101,7 +104,7 @@ async def run_session(
     """Plan, record the plan, and drive every pending call to an outcome."""
     keys = read_api_keys(config, env)
     benchmarks = load_benchmarks(config)
-    units = {m.key: build_unit(m, keys.get(m.key), Lane(m.key, m.limits)) for m in config.models}
+    units = _build_units(config, keys)
     run_dir = config.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     if not (run_dir / CONFIG_COPY).exists():
@@ -130,6 +133,20 @@ async def run_session(
             await transport.close()
         await ledger.close()
     return result
+
+
+def _build_units(config: SweepConfig, keys: Mapping[str, str]) -> dict[str, LaneUnit]:
+    """One lane per model; every model's credential problem is reported together."""
+    units: dict[str, LaneUnit] = {}
+    problems: list[str] = []
+    for m in config.models:
+        try:
+            units[m.key] = build_unit(m, keys.get(m.key), Lane(m.key, m.limits))
+        except CredentialError as exc:
+            problems.append(f"  model {m.key!r}: {exc}")
+    if problems:
+        raise CredentialError("credentials are missing:\n" + "\n".join(problems))
+    return units
 
 
 async def _drive(

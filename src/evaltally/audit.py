@@ -1,0 +1,64 @@
+"""Per-model spend and the reasoning audit, read from a run's ledger and its config copy.
+
+The CTE paper audits exactly this: a model whose reasoning was requested off but whose calls
+still report reasoning tokens is flagged, because hidden reasoning both costs money and changes
+what the numbers mean.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from evaltally.config import SweepConfig
+from evaltally.ledger.files import connect_ro, ledger_path
+
+_USAGE_BY_MODEL = """
+SELECT p.model, SUM(o.status IN ('ok', 'parse_error')),
+       COALESCE(SUM(o.input_tokens), 0), COALESCE(SUM(o.output_tokens), 0),
+       COALESCE(SUM(o.reasoning_tokens), 0), COALESCE(SUM(o.reasoning_tokens > 0), 0)
+FROM outcomes o JOIN planned p ON p.call_id = o.call_id
+GROUP BY p.model
+"""
+
+
+@dataclass(frozen=True)
+class ModelAudit:
+    model: str
+    reasoning_requested: str
+    outcomes: int
+    input_tokens: int
+    output_tokens: int
+    reasoning_tokens: int
+    calls_with_reasoning: int
+    cost_usd: float | None
+
+    @property
+    def flagged(self) -> bool:
+        return self.reasoning_requested == "off" and self.reasoning_tokens > 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "flagged": self.flagged}
+
+    def message(self) -> str:
+        return (
+            f"{self.model}: reasoning was requested off, but {self.calls_with_reasoning} "
+            f"of {self.outcomes} answered calls used {self.reasoning_tokens:,} reasoning tokens"
+        )
+
+
+def audit_run(run_dir: Path, config: SweepConfig) -> list[ModelAudit]:
+    conn = connect_ro(ledger_path(run_dir))
+    try:
+        rows = {r[0]: r[1:] for r in conn.execute(_USAGE_BY_MODEL)}
+    finally:
+        conn.close()
+    audits = []
+    for m in config.models:
+        n, tin, tout, treason, with_reasoning = rows.get(m.key, (0, 0, 0, 0, 0))
+        cost = None
+        if m.price is not None:
+            cost = (tin * m.price.input_per_mtok + tout * m.price.output_per_mtok) / 1e6
+        audits.append(ModelAudit(m.key, m.reasoning, n, tin, tout, treason, with_reasoning, cost))
+    return audits
