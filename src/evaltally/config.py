@@ -245,7 +245,7 @@ def _model(sec: _Section) -> ModelConfig:
         params=params,
         limits=_limits(_Section(sec.path, sec.key("limits"), sec.get("limits", dict, {}))),
         reasoning=reasoning,
-        price=_price(sec),
+        price=_price(sec) or _default_price(sec, provider, model),
         extra=extra,
     )
 
@@ -253,14 +253,28 @@ def _model(sec: _Section) -> ModelConfig:
 def _provider_defaults(sec: _Section, provider: str) -> tuple[str, str | None]:
     if provider == "baseline":
         return "", None
+    preset = _preset(sec, provider)
+    return preset.base_url or "", preset.api_key_env
+
+
+def _preset(sec: _Section, provider: str) -> Any:
     from evaltally.adapters import resolve_provider
     from evaltally.errors import EvaltallyError
 
     try:
-        preset = resolve_provider(provider)
+        return resolve_provider(provider)
     except EvaltallyError as exc:
         raise ConfigError(sec.path, sec.key("provider"), str(exc)) from exc
-    return preset.base_url or "", preset.api_key_env
+
+
+def _default_price(sec: _Section, provider: str, model: str) -> Price | None:
+    """The preset's dated list price (docs/providers.md) when the config gives none."""
+    if provider == "baseline":
+        return None
+    from evaltally.adapters.prices import lookup
+
+    listed = lookup(_preset(sec, provider).prices, model)
+    return Price(listed.input_per_mtok, listed.output_per_mtok) if listed else None
 
 
 def _limits(sec: _Section) -> Limits:
