@@ -23,11 +23,17 @@ def _hashable(value: Any) -> Any:
     return value
 
 
-def row_hash(prev: str, values: Sequence[Any]) -> str:
-    """The chained hash of one row (values in schema.HASHED_COLUMNS order)."""
-    h = hashlib.sha256(prev.encode("ascii"))
-    h.update(canonical_json([_hashable(v) for v in values]))
-    return h.hexdigest()
+def row_hash(prev: str, values: Sequence[Any], blobs: Sequence[int] = ()) -> str:
+    """The chained hash of one row (values in schema.HASHED_COLUMNS order).
+
+    `blobs` lists the positions of BLOB columns (schema.BLOB_POSITIONS); only those are
+    replaced by their digest, which keeps the per-row cost low on the hot path.
+    """
+    if blobs:
+        values = list(values)
+        for i in blobs:
+            values[i] = _hashable(values[i])
+    return hashlib.sha256(prev.encode("ascii") + canonical_json(values)).hexdigest()
 
 
 class PlanFingerprint:

@@ -94,6 +94,13 @@ HASHED_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
+_BLOB_COLUMNS = frozenset({"request_body", "response_body"})
+BLOB_POSITIONS: dict[str, tuple[int, ...]] = {
+    table: tuple(i for i, c in enumerate(cols) if c in _BLOB_COLUMNS)
+    for table, cols in HASHED_COLUMNS.items()
+}
+
+
 def insert_sql(table: str) -> str:
     cols = (*HASHED_COLUMNS[table], "row_hash")
     marks = ", ".join("?" for _ in cols)
@@ -115,6 +122,13 @@ def trigger_names() -> list[str]:
     return [f"{t}_no_{op}" for t in LEDGER_TABLES for op in ("update", "delete")]
 
 
+# Named (not inline UNIQUE) so the first, bulk plan write can drop them, insert, and rebuild them
+# by sorting inside the same transaction: several times faster than 1M random B-tree inserts.
+PLANNED_INDEXES: tuple[str, ...] = (
+    "CREATE UNIQUE INDEX planned_call ON planned (call_id)",
+    "CREATE INDEX planned_chain ON planned (chain_id, step)",
+)
+
 _USAGE_COLS = "input_tokens INT, output_tokens INT, reasoning_tokens INT, cached_tokens INT"
 
 _INITIAL: tuple[str, ...] = (
@@ -125,13 +139,14 @@ _INITIAL: tuple[str, ...] = (
     "CREATE TABLE meta (seq INTEGER PRIMARY KEY, session INT NOT NULL, key TEXT NOT NULL,"
     " value_json TEXT NOT NULL, at REAL NOT NULL, row_hash TEXT NOT NULL) STRICT",
     "CREATE TABLE planned (seq INTEGER PRIMARY KEY, session INT NOT NULL,"
-    " call_id TEXT NOT NULL UNIQUE, chain_id TEXT NOT NULL, step INT NOT NULL,"
+    " call_id TEXT NOT NULL, chain_id TEXT NOT NULL, step INT NOT NULL,"
     " model TEXT NOT NULL, benchmark TEXT NOT NULL, protocol TEXT NOT NULL,"
     " item_id TEXT NOT NULL, sample INT NOT NULL, spec_json TEXT NOT NULL,"
     " row_hash TEXT NOT NULL) STRICT",
-    # pending_chains walks chains in step order; export walks (model, benchmark, ...) order.
-    "CREATE INDEX planned_chain ON planned (chain_id, step)",
-    "CREATE INDEX planned_export ON planned (model, benchmark, protocol, chain_id, step)",
+    # pending_chains walks chains in step order. Export's (model, benchmark, ...) order is
+    # left to SQLite's sorter at export time: a second index on long strings would slow every
+    # plan write (measured in bench/ledger_scale.py) for a query that runs once per run.
+    *(PLANNED_INDEXES),
     "CREATE TABLE attempts (seq INTEGER PRIMARY KEY, ev INT NOT NULL, session INT NOT NULL,"
     " call_id TEXT NOT NULL, attempt INT NOT NULL,"
     " kind TEXT NOT NULL CHECK (kind IN ('start', 'end', 'interrupted')), at REAL NOT NULL,"
@@ -160,3 +175,4 @@ MIGRATIONS_TABLE = (
 MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial ledger tables", _INITIAL),)
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
+INDEX_NAMES: tuple[str, ...] = ("planned_call", "planned_chain", "attempts_call", "outcomes_call")

@@ -20,7 +20,14 @@ import orjson
 
 from evaltally.ledger import chain
 from evaltally.ledger.files import connect_ro, iso, ledger_path, lock_holder, translate
-from evaltally.ledger.schema import CHAINED_TABLES, HASHED_COLUMNS, MIGRATIONS, trigger_names
+from evaltally.ledger.schema import (
+    BLOB_POSITIONS,
+    CHAINED_TABLES,
+    HASHED_COLUMNS,
+    INDEX_NAMES,
+    MIGRATIONS,
+    trigger_names,
+)
 
 _MAX_PER_CHECK = 20
 _FINAL = "('ok', 'parse_error')"
@@ -77,6 +84,9 @@ def _schema(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
     for table in ("migrations", *CHAINED_TABLES):
         if ("table", table) not in objs:
             yield f"schema: table {table} is missing"
+    for name in INDEX_NAMES:
+        if ("index", name) not in objs:
+            yield f"schema: index {name} is missing"
     for name in trigger_names():
         if ("trigger", name) not in objs:
             yield f"schema: append-only trigger {name} is missing — someone dropped it"
@@ -105,7 +115,7 @@ def _chains(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
                     f"{table}: {missing} missing before seq {seq} — row(s) were deleted "
                     "after the append-only triggers were bypassed"
                 )
-            elif chain.row_hash(prev_hash, row[:-1]) != stored:
+            elif chain.row_hash(prev_hash, row[:-1], BLOB_POSITIONS[table]) != stored:
                 yield (
                     f"{where}: row_hash does not match its content — the row was edited "
                     "(or the row before it was, and its hash recomputed)"

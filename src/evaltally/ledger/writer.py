@@ -22,7 +22,7 @@ import aiosqlite
 from evaltally.errors import LedgerError
 from evaltally.ledger import chain
 from evaltally.ledger.files import translate
-from evaltally.ledger.schema import CHAINED_TABLES, insert_sql
+from evaltally.ledger.schema import BLOB_POSITIONS, CHAINED_TABLES, insert_sql
 from evaltally.records import canonical_json
 
 _WITH_EV = frozenset({"attempts", "outcomes"})
@@ -72,7 +72,7 @@ class Writer:
             values: Row = (seq, self.ev, self.session, *rest)
         else:
             values = (seq, self.session, *rest)
-        digest = chain.row_hash(self.heads[table], values)
+        digest = chain.row_hash(self.heads[table], values, BLOB_POSITIONS[table])
         self.seqs[table] = seq
         self.heads[table] = digest
         return (*values, digest)
