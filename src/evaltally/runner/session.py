@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from evaltally.adapters.base import Endpoint, HttpAdapter, OfflineAdapter
+from evaltally.audit import audit_run
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import ModelConfig, SweepConfig, load_config, read_api_keys
 from evaltally.errors import CredentialError, LedgerError
@@ -124,7 +125,9 @@ async def run_session(
         for item in work:
             units[item.chain.calls[0].model].lane.stats.planned += item.remaining
         result.lanes = {key: unit.lane for key, unit in units.items()}
-        budget = _budget_check(result.lanes, budget_usd or config.budget_usd)
+        # The budget covers the whole run, so a resume counts what earlier sessions spent.
+        spent_before = sum(a.cost_usd or 0.0 for a in audit_run(run_dir, config))
+        budget = _budget_check(result.lanes, budget_usd or config.budget_usd, spent_before)
         scheduler = Scheduler(ledger, CallExecutor(ledger, transport), units, benchmarks, budget)
         await _drive(scheduler, work, result.lanes, progress)
         result.mismatches = scheduler.mismatches
@@ -161,12 +164,14 @@ async def _drive(
         await task
 
 
-def _budget_check(lanes: Mapping[str, Lane], budget: float | None) -> BudgetCheck | None:
+def _budget_check(
+    lanes: Mapping[str, Lane], budget: float | None, spent_before: float
+) -> BudgetCheck | None:
     if budget is None:
         return None
 
     def check() -> str | None:
-        spent = sum(lane.stats.cost_usd for lane in lanes.values())
+        spent = spent_before + sum(lane.stats.cost_usd for lane in lanes.values())
         if spent >= budget:
             return (
                 f"budget of ${budget:.2f} reached (spent ${spent:.2f}); "
