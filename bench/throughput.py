@@ -1,0 +1,138 @@
+"""(a) overhead and (b) latency-bound throughput of `tally run`, whole process, vs a hand loop.
+
+Both clients are real subprocesses against the same mock provider, itself a separate process on
+127.0.0.1, with the same prompts and parameters; every repetition runs both, alternating which
+goes first, so noise on this shared machine hits both sides. Start-up (interpreter, imports,
+config, ledger creation) is measured separately with a 1-call run of each.
+
+(a) latency 0 ms: target `tally run` wall <= 0.5 x the loop's wall.
+(b) latency 200 ms: target `tally run` wall <= 1.05 x (start-up + ceil(N/concurrency) x latency).
+
+Usage: .venv/bin/python bench/throughput.py [--latency-ms 0] [--calls 2000] [--reps 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    median,
+    mock_process,
+    naive_loop,
+    run_status,
+    save,
+    table,
+    tally_run,
+    workdir,
+    write_config,
+    write_items,
+)
+
+TIMEOUT_S = 600.0
+
+
+def one_rep(
+    rep: int, base_url: str, wd: Path, items: Path, one: Path, args: argparse.Namespace
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"rep": rep}
+    order = ("tally", "loop") if rep % 2 == 0 else ("loop", "tally")
+    for who in order:
+        if who == "tally":
+            cfg = write_config(wd, base_url, items, name=f"r{rep}", concurrency=args.concurrency)
+            out["tally_s"], _ = tally_run(cfg, timeout=TIMEOUT_S)
+            status = run_status(wd / "runs" / f"r{rep}")
+            out["tally_status"] = status
+            cfg1 = write_config(wd, base_url, one, name=f"s{rep}", concurrency=args.concurrency)
+            out["tally_1_s"], _ = tally_run(cfg1, timeout=TIMEOUT_S)
+            shutil.rmtree(wd / "runs", ignore_errors=True)
+        else:
+            out["loop_s"], res = naive_loop(
+                base_url, items, concurrency=args.concurrency, timeout=TIMEOUT_S
+            )
+            out["loop_ok"] = res["ok"]
+            out["loop_1_s"], _ = naive_loop(
+                base_url, one, concurrency=args.concurrency, timeout=TIMEOUT_S
+            )
+    lat = args.latency_ms / 1000.0
+    out["ratio_tally_over_loop"] = out["tally_s"] / out["loop_s"]
+    out["tally_startup_s"] = max(0.0, out["tally_1_s"] - lat)
+    out["ideal_s"] = math.ceil(args.calls / args.concurrency) * lat
+    out["ratio_tally_over_ideal"] = out["tally_s"] / (out["tally_startup_s"] + out["ideal_s"])
+    out["loop_startup_s"] = max(0.0, out["loop_1_s"] - lat)
+    out["ratio_loop_over_ideal"] = out["loop_s"] / (out["loop_startup_s"] + out["ideal_s"])
+    return out
+
+
+def main() -> dict[str, Any]:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--latency-ms", type=float, default=0.0)
+    p.add_argument("--calls", type=int, default=2000)
+    p.add_argument("--concurrency", type=int, default=64)
+    p.add_argument("--reps", type=int, default=3)
+    args = p.parse_args()
+    return run(args)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    wd = workdir("tput")
+    items = write_items(wd / "items.jsonl", args.calls)
+    one = write_items(wd / "one.jsonl", 1)
+    reps: list[dict[str, Any]] = []
+    try:
+        with mock_process("--latency-ms", str(args.latency_ms), workdir=wd) as mock:
+            for rep in range(args.reps):
+                mock.reset()
+                reps.append(one_rep(rep, mock.base_url, wd, items, one, args))
+                reps[-1]["mock_total"] = mock.stats()["total"]
+                print(
+                    f"rep {rep}: tally {reps[-1]['tally_s']:.2f}s loop {reps[-1]['loop_s']:.2f}s",
+                    flush=True,
+                )
+    finally:
+        shutil.rmtree(wd, ignore_errors=True)
+    keys = (
+        "tally_s",
+        "loop_s",
+        "ratio_tally_over_loop",
+        "tally_startup_s",
+        "loop_startup_s",
+        "ideal_s",
+        "ratio_tally_over_ideal",
+        "ratio_loop_over_ideal",
+    )
+    med = {k: median([r[k] for r in reps]) for k in keys}
+    lat = args.latency_ms
+    label = "a" if lat == 0 else "b"
+    if lat == 0:
+        target = "tally_s / loop_s <= 0.5"
+        met = med["ratio_tally_over_loop"] <= 0.5
+    else:
+        target = "tally_s / (start-up + ceil(N/c) x latency) <= 1.05"
+        met = med["ratio_tally_over_ideal"] <= 1.05
+    print(
+        table(
+            [[r["rep"], *(r[k] for k in keys)] for r in reps] + [["median", *med.values()]],
+            ["rep", *keys],
+        )
+    )
+    print(
+        f"({label}) N={args.calls} c={args.concurrency} latency={lat:g}ms: {target}: "
+        f"{'MET' if met else 'MISSED'}"
+    )
+    result = {
+        "params": vars(args),
+        "reps": reps,
+        "median": med,
+        "target": target,
+        "met": met,
+    }
+    save(f"throughput_{int(lat)}ms", result)
+    return result
+
+
+if __name__ == "__main__":
+    main()
