@@ -104,3 +104,28 @@ def test_kill_then_resume_is_exact(tmp_path: Path, mock_process: Any, kill_after
     assert _export(run_dir, tmp_path / "a.jsonl") == _export(
         tmp_path / "runs" / "clean", tmp_path / "b.jsonl"
     )
+
+
+def test_ctrl_c_exits_130_and_resume_finishes(tmp_path: Path, mock_process: Any) -> None:
+    mock = mock_process("--latency-ms", "50")
+    config = _setup(tmp_path, mock.base_url, "interrupted")
+    run_dir = tmp_path / "runs" / "interrupted"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evaltally", "run", str(config)],
+        env={**os.environ, "EVALTALLY_TEST_KEY": FAKE_KEY},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while len(_final_bodies(run_dir / "ledger.sqlite")) < 10 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr
+    assert "tally resume" in stderr
+    # Ctrl-C lets the writer commit: what was answered is in the ledger, nothing is left open.
+    assert tally("verify", str(run_dir)).returncode == 0
+    resumed = tally("resume", str(run_dir))
+    assert resumed.returncode == 0, resumed.stderr
+    assert len(_final_bodies(run_dir / "ledger.sqlite")) == 80

@@ -134,6 +134,9 @@ async def run_session(
     finally:
         if own_transport:
             await transport.close()
+        # After Ctrl-C or a crash, attempts that were in flight are closed as interrupted
+        # now rather than left open for the next resume to find.
+        await ledger.mark_interrupted()
         await ledger.close()
     return result
 
