@@ -259,6 +259,71 @@ def verify(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
     raise typer.Exit(_guard(go))
 
 
+def _print_report(result: Any) -> None:
+    from evaltally.report.tables import to_rich
+
+    for table in result.tables:
+        out.print(to_rich(table))
+    for line in result.audit:
+        err.print(f"reasoning audit: {line}", highlight=False, markup=False)
+    for path in result.files:
+        out.print(f"wrote {path}", highlight=False)
+
+
+@app.command()
+def grade(
+    export_file: Path = typer.Argument(..., help="export JSONL written by `tally export`"),
+    output: Path | None = typer.Option(None, "-o", "--output", help="directory for report files"),
+    config: Path | None = typer.Option(
+        None, "--config", help="the run's config (for the reasoning audit)"
+    ),
+    resamples: int = typer.Option(2000, "--resamples", min=0, help="bootstrap resamples"),
+    seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
+) -> None:
+    """CTE-Bench metrics from an export file alone (docs/cte-protocols.md)."""
+
+    def go() -> None:
+        from evaltally.config import load_config
+        from evaltally.report import grade_export
+
+        modes = None
+        if config is not None:
+            modes = {m.key: m.reasoning for m in load_config(config).models}
+        result = grade_export(
+            export_file, output, requested_reasoning=modes, resamples=resamples, seed=seed
+        )
+        _print_report(result)
+
+    _guard(go)
+
+
+@app.command()
+def report(
+    run_dir: Path = typer.Argument(..., help="run directory"),
+    resamples: int = typer.Option(2000, "--resamples", min=0, help="bootstrap resamples"),
+    seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
+) -> None:
+    """Export the run, grade the export, write report.md/report.json/PNGs into the run."""
+
+    def go() -> None:
+        import tempfile
+
+        from evaltally.ledger import export_run
+        from evaltally.report import grade_export
+        from evaltally.runner.session import load_run_config
+
+        modes = {m.key: m.reasoning for m in load_run_config(run_dir).models}
+        with tempfile.TemporaryDirectory(prefix="tally-report-") as tmp:
+            export = Path(tmp) / "export.jsonl"
+            export_run(run_dir, export, enrich=_export_enricher(run_dir))
+            result = grade_export(
+                export, run_dir, requested_reasoning=modes, resamples=resamples, seed=seed
+            )
+        _print_report(result)
+
+    _guard(go)
+
+
 def _mount_subcommands() -> None:
     from evaltally.benchmarks.cte.cli import app as cte_app
     from evaltally.mockserver.cli import mock_server_command
