@@ -45,6 +45,14 @@ def answer(
     """One attempt (start + end) and an outcome, as the runner records them."""
     raw, h = body(call_id)
     ledger.attempt_started(call_id, attempt, h, raw)
+    finish(ledger, call_id, status, attempt=attempt, http=http)
+
+
+def finish(
+    ledger: Ledger, call_id: str, status: Status = Status.OK, *, attempt: int = 1, http: int = 200
+) -> None:
+    """The end of a started attempt and the call's outcome."""
+    _, h = body(call_id)
     ledger.attempt_finished(
         call_id,
         attempt,
