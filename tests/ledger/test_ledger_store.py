@@ -161,3 +161,27 @@ async def test_pending_chains_with_mixed_outcomes(tmp_path: Path) -> None:
     assert pd.recorded[0].status is Status.PARSE_ERROR and sorted(pd.recorded) == [0, 1]
     pe = got[e[0][:-2]]
     assert sorted(pe.recorded) == [0] and pe.attempts_so_far == {}
+
+
+async def test_a_disk_failure_reaches_the_runner_and_the_lock_is_released(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = calls(2)
+    ledger = await new_run(tmp_path, plan)
+    db = ledger._writer.db
+
+    async def broken(*args: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(db, "executemany", broken)
+    answer(ledger, plan[0].call_id)
+    with pytest.raises(LedgerError, match=r"ledger\.sqlite: could not record events: disk I/O"):
+        await ledger.flush()
+    with pytest.raises(LedgerError, match="disk I/O"):
+        answer(ledger, plan[1].call_id)
+    with pytest.raises(LedgerError):
+        await ledger.close()
+    monkeypatch.undo()
+    async with await Ledger.open(tmp_path / "run", create=False, command="resume") as again:
+        assert len(await again.pending_chains()) == 2
+    assert verify_run(tmp_path / "run").ok

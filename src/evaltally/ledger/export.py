@@ -63,6 +63,8 @@ def export_run(
         tmp.replace(out)
     except sqlite3.Error as exc:
         raise translate(exc, path, "export the run") from exc
+    except TypeError as exc:  # orjson: an enrichment returned something that is not JSON
+        raise LedgerError(f"export row {n + 1} cannot be written as JSON: {exc}") from exc
     except OSError as exc:
         raise LedgerError(f"cannot write the export to {out}: {exc.strerror or exc}") from exc
     finally:

@@ -141,6 +141,22 @@ class Writer:
             raise self._failure
 
     async def _run(self) -> None:
+        try:
+            await self._loop()
+        except BaseException as exc:
+            # A bug or a cancelled task must not leave flush() waiting forever.
+            if self._failure is None:
+                self._failure = LedgerError(
+                    f"{self.path}: the ledger writer stopped ({exc!r}); events after the last "
+                    "commit were not recorded; `tally resume` continues from the ledger"
+                )
+            for item in self._items:
+                if isinstance(item, asyncio.Future) and not item.done():
+                    item.set_exception(self._failure)
+            self._items = []
+            raise
+
+    async def _loop(self) -> None:
         while True:
             await self._wake.wait()
             if not self._urgent.is_set() and not self._closing:
