@@ -1,0 +1,24 @@
+"""A lane configured without limits adopts the limits a provider advertises in its headers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from conftest import FAKE_KEY, write_config, write_items
+
+from evaltally.config import load_config
+from evaltally.runner.session import run_session
+
+
+async def test_advertised_limits_pace_the_lane(tmp_path: Path, mock_server: Any) -> None:
+    srv = await mock_server(rpm=600, tpm=200_000, ratelimit_headers=True)
+    write_items(tmp_path / "items.jsonl", 40)
+    config = load_config(write_config(tmp_path, srv.base_url, limits="concurrency = 4"))
+    assert config.models[0].limits.rpm is None and config.models[0].limits.tpm is None
+    result = await run_session(config, command="test", env={"EVALTALLY_TEST_KEY": FAKE_KEY})
+    lane = result.lanes["m1"]
+    assert result.complete and lane.stats.ok == 40
+    assert lane.rpm is not None and lane.rpm.rate_per_s == 10.0
+    assert lane.tpm is not None and lane.tpm.rate_per_s == 200_000 / 60
+    assert srv.stats()["rate_limited"] == 0
