@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from conftest import FAKE_KEY, write_config, write_items
-
 from evaltally.config import load_config
 from evaltally.runner.session import run_session
 
