@@ -108,3 +108,6 @@ async def test_bad_credentials_stop_the_lane(tmp_path: Path, mock_server: Any) -
     assert FAKE_KEY not in lane.stop_reason
     assert (lane.stats.failed, lane.stats.blocked) == (1, 9)
     assert srv.stats()["total"] == 1
+    for path in config.run_dir.rglob("*"):
+        if path.is_file():
+            assert FAKE_KEY.encode() not in path.read_bytes(), path

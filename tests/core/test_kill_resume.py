@@ -39,6 +39,24 @@ def _final_bodies(db_path: Path) -> dict[str, str]:
     return dict(rows)
 
 
+def _open_attempts(db_path: Path) -> set[tuple[str, int]]:
+    """Attempts with a start row and no end row (cut off by the kill)."""
+    if not db_path.exists():
+        return set()
+    db = sqlite3.connect(db_path)
+    try:
+        rows = db.execute(
+            "SELECT s.call_id, s.attempt FROM attempts s WHERE s.kind = 'start' AND NOT EXISTS ("
+            "SELECT 1 FROM attempts e WHERE e.call_id = s.call_id AND e.attempt = s.attempt"
+            " AND e.kind != 'start')"
+        ).fetchall()
+    except sqlite3.Error:
+        return set()
+    finally:
+        db.close()
+    return set(rows)
+
+
 def _export(run_dir: Path, out: Path) -> list[dict[str, Any]]:
     result = tally("export", str(run_dir), "-o", str(out))
     assert result.returncode == 0, result.stderr
@@ -81,6 +99,7 @@ def test_kill_then_resume_is_exact(tmp_path: Path, mock_process: Any, kill_after
     counts_before = mock.stats()["by_body"]
     assert len(before) < 80, "the run finished before it could be killed"
 
+    open_before = _open_attempts(db_path)
     resumed = tally("resume", str(run_dir)) if db_path.exists() else tally("run", str(config))
     assert resumed.returncode == 0, resumed.stderr
 
@@ -92,6 +111,9 @@ def test_kill_then_resume_is_exact(tmp_path: Path, mock_process: Any, kill_after
     ).fetchall()
     planned = db.execute("SELECT COUNT(*) FROM planned").fetchone()[0]
     assert planned == 80 and len(finals) == 80 and all(n == 1 for _, n in finals)
+    # Every attempt the kill cut off is now closed as interrupted, and only those.
+    interrupted = db.execute("SELECT call_id, attempt FROM attempts WHERE kind = 'interrupted'")
+    assert set(interrupted.fetchall()) == open_before
     counts_after = mock.stats()["by_body"]
     for call_id, body_hash in before.items():
         assert after[call_id] == body_hash
