@@ -1,0 +1,177 @@
+"""Prompts: protocol histories, determinism, and that no prompt ever leaks an oracle field."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import CORE_V1, REPO
+from evaltally.benchmarks.base import StepAnswer
+from evaltally.benchmarks.cte.benchmark import CteBenchmark
+from evaltally.benchmarks.registry import load_benchmarks
+from evaltally.config import BenchmarkConfig, load_config
+from evaltally.errors import ConfigError
+from evaltally.plan import iter_plan
+from evaltally.prompts.cte import PROMPT_VERSION, call_line
+from evaltally.records import PlannedCall, Status
+
+
+def bench(tmp_path: Path, **options: Any) -> CteBenchmark:
+    cfg = BenchmarkConfig("cte", "cte", 1, options, tmp_path, tmp_path / "x.toml", 0)
+    return CteBenchmark(cfg)
+
+
+def call(item: str, protocol: str, i: int) -> PlannedCall:
+    spec = {"future_index": i, "prompt_version": PROMPT_VERSION}
+    return PlannedCall("c", "ch", i if protocol == "free_rollout" else 0, "m", "cte", item, 0,
+                       protocol, spec)  # fmt: skip
+
+
+def fake_answers(n: int) -> list[StepAnswer]:
+    """Predictions that cannot collide with real responses; step 2 failed to parse."""
+    out = []
+    for j in range(n):
+        if j == 2:
+            out.append(StepAnswer(j, Status.PARSE_ERROR, "garbage", None))
+        else:
+            out.append(StepAnswer(j, Status.OK, "{}", {"zz_pred": j, "a": 1}))
+    return out
+
+
+def history(user: str) -> list[str]:
+    section = user.split("## Call history (oldest first)\n", 1)[1].split("\n\n## New call", 1)[0]
+    if section == "(none)":
+        return []
+    lines = section.split("\n")
+    for n, line in enumerate(lines, 1):
+        assert line.startswith(f"{n}. ")
+    return [line.split(". ", 1)[1] for line in lines]
+
+
+def expected(sc: Any, protocol: str, i: int) -> list[str]:
+    observed = [call_line(c.op, c.args, c.response) for c in sc.prefix]
+    if protocol == "no_feedback":
+        return observed
+    if protocol == "answers_revealed":
+        future = [call_line(c.op, c.args, c.response) for c in sc.scored[:i]]
+    else:
+        future = [
+            call_line(
+                c.op,
+                c.args,
+                {"error": {"code": "MODEL_INVALID_JSON"}} if j == 2 else {"zz_pred": j, "a": 1},
+                sort_keys=True,
+            )
+            for j, c in enumerate(sc.scored[:i])
+        ]
+    return (observed + future)[-20:]
+
+
+def check_no_leak(b: CteBenchmark, stride: int) -> int:
+    checked = 0
+    answers = fake_answers(40)
+    for k, (sid, sc) in enumerate(b.scenarios.items()):
+        if k % stride:
+            continue
+        for protocol in ("answers_revealed", "no_feedback", "free_rollout"):
+            for i in range(len(sc.scored)):
+                msgs = b.render(call(sid, protocol, i), answers[:i])
+                assert msgs == b.render(call(sid, protocol, i), answers[:i])  # deterministic
+                user = msgs[1]["content"]
+                shown = history(user)
+                assert shown == expected(sc, protocol, i)
+                # the source itself may spell a response out (`return {"error": ...}`): skip it
+                body = user.split("## Intervention", 1)[1]
+                rest = body.split("## Call history")[0]
+                new = body.split("## New call\n", 1)[1].split("\n", 1)[0]
+                req = sc.scored[i]
+                assert new == f"{req.op}({json.dumps(req.args, ensure_ascii=False)})"
+                visible = {line.split(" -> ", 1)[1] for line in shown}
+                target = json.dumps(sc.scored[i].response, ensure_ascii=False)
+                # the target never appears outside the history, nor in it unless shown there
+                assert target not in rest
+                if target in body.replace(new, "") and protocol != "answers_revealed":
+                    assert target in visible or any(target in v for v in visible)
+                # no-intervention-only responses never appear at all
+                for j, orig in enumerate(sc.original[: len(sc.scored)]):
+                    text = json.dumps(orig.response, ensure_ascii=False)
+                    legit = any(text in line for line in shown) or text in json.dumps(
+                        [c.response for c in sc.counterfactual], ensure_ascii=False
+                    )
+                    if not legit:
+                        assert text not in body.replace(new, ""), (sid, protocol, i, j)
+                assert sid not in user and "is_effect_step" not in user
+                assert "no_intervention" not in user and "trace_original" not in user
+                checked += 1
+    return checked
+
+
+def test_no_prompt_leaks_builtin(tmp_path: Path) -> None:
+    assert check_no_leak(bench(tmp_path), stride=9) > 3000
+
+
+@pytest.mark.skipif(not CORE_V1.exists(), reason="Core-v1 copy not present")
+def test_no_prompt_leaks_core_v1(tmp_path: Path) -> None:
+    assert check_no_leak(bench(tmp_path, data=str(CORE_V1)), stride=13) > 2000
+
+
+def test_prompt_shapes(tmp_path: Path) -> None:
+    b = bench(tmp_path, kinds=["clock_jump"], limit=1)
+    sc = next(iter(b.scenarios.values()))
+    user = b.render(call(sc.item_id, "no_feedback", 0), [])[1]["content"]
+    assert user.index("## Service source") < user.index("## Intervention")
+    assert "state path: clock" in user and "code is unchanged" in user
+    assert user.rstrip().endswith("complete JSON response of the service to this new call.")
+    b = bench(tmp_path, kinds=["branch_inversion"], limit=1)
+    sc = next(iter(b.scenarios.values()))
+    user = b.render(call(sc.item_id, "answers_revealed", 0), [])[1]["content"]
+    assert sc.patched_source is not None and sc.patched_source.rstrip() in user
+    assert f"changed line {sc.intervention.line_number}" in user
+    assert f"old token: {sc.intervention.original_span}" in user
+
+
+def test_chains_and_spec(tmp_path: Path) -> None:
+    b = bench(tmp_path, limit=3, protocols=["free_rollout", "no_feedback"])
+    templates = list(b.chains())
+    by = Counter(t.protocol for t in templates)
+    assert by == {"free_rollout": 3, "no_feedback": 120}
+    fr = next(t for t in templates if t.protocol == "free_rollout")
+    assert [s["future_index"] for s in fr.steps] == list(range(40))
+    assert all(s["prompt_version"] == PROMPT_VERSION for s in fr.steps)
+    assert len({t.item_hash for t in templates if t.protocol == "no_feedback"}) == 120
+
+
+@pytest.mark.parametrize(
+    ("options", "key"),
+    [
+        ({"bogus": 1}, "bogus"),
+        ({"protocols": ["nope"]}, "protocols"),
+        ({"protocols": []}, "protocols"),
+        ({"limit": 0}, "limit"),
+        ({"limit": True}, "limit"),
+        ({"data": "missing.jsonl"}, "data"),
+        ({"services": "bank"}, "services"),
+        ({"services": ["nosuch"]}, "services"),
+    ],
+)
+def test_option_errors_name_the_key(tmp_path: Path, options: dict[str, Any], key: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        bench(tmp_path, **options)
+    assert f"benchmarks[0].{key}" in str(exc.value)
+
+
+@pytest.mark.skipif(not CORE_V1.exists(), reason="Core-v1 copy not present")
+def test_paper_config_plans_10200_per_model_and_protocol(tmp_path: Path) -> None:
+    for name in ("cte-paper", "cte-rehearsal", "cte-core-v1-baselines"):
+        path = REPO / "configs" / f"{name}.toml"
+        text = path.read_text().replace("../data/cte-bench/core_v1.jsonl", str(CORE_V1))
+        cfg = load_config(path, text=text)
+        counts = Counter((c.model, c.protocol) for c in iter_plan(cfg, load_benchmarks(cfg)))
+        assert len(counts) == len(cfg.models) * 3
+        assert set(counts.values()) == {10_200}
+    paper = load_config(REPO / "configs" / "cte-paper.toml")
+    assert {m.reasoning for m in paper.models} == {"off"}
