@@ -55,7 +55,11 @@ def check_file(path: Path) -> None:
     valid_for = header[92:96]
     # The in-header page count is authoritative only when valid_for == change counter (SQLite
     # file format, section 1.3.7); a file shorter than it was cut off (partial copy, full disk).
-    if change_counter == valid_for and pages * page_size > size:
+    # With a non-empty WAL beside it, a checkpoint cut off by a kill can leave the header ahead
+    # of the file; SQLite completes it from the WAL on open, so only judge a file without one.
+    wal = path.with_name(path.name + "-wal")
+    has_wal = wal.exists() and wal.stat().st_size > 0
+    if change_counter == valid_for and pages * page_size > size and not has_wal:
         raise LedgerError(
             f"{path} is truncated ({size} bytes, the header says {pages * page_size}); it was "
             "left untouched. Restore it from a copy; `tally verify` explains what is readable."
