@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cte_e2e_kit import CORE_V1, REPO
 
-from conftest import CORE_V1, REPO
 from evaltally.benchmarks.base import StepAnswer
 from evaltally.benchmarks.cte.benchmark import CteBenchmark
 from evaltally.benchmarks.registry import load_benchmarks
