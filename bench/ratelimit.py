@@ -94,6 +94,10 @@ def one_rep(rep: int, name: str, v: dict[str, Any], wd: Path) -> dict[str, Any]:
             span_s=span,
             steady_rpm=rate,
         )
+        t0 = ends[0][0] if ends else 0.0
+        late429 = [round(t - t0, 2) for t, st in ends if st == 429 and t - t0 >= 2.0]
+        out["r429_first_2s"] = out["r429"] - len(late429)
+        out["r429_later_at_s"] = late429[:50]
         out["pct_429"] = 100.0 * out["r429"] / max(1, out["requests"])
         per_req = stats["prompt_tokens"] / max(1, answered) + v["max_tokens"]
         out["tokens_per_request"] = per_req

@@ -193,6 +193,7 @@ class CallExecutor:
         started = lane.clock()
         used: int | None = None
         response: HttpResponse | None = None
+        counted = False
         try:
             sent = await self.transport.send(wire, unit.model.limits.timeout_s)
         except TransportFailure as exc:
@@ -201,13 +202,15 @@ class CallExecutor:
             )
         else:
             response = sent
-            lane.observe(adapter.rate_limits(sent))
+            snapshot = adapter.rate_limits(sent)
+            counted = snapshot is not None and snapshot.remaining_tokens is not None
+            lane.observe(snapshot)
             result = adapter.parse_response(sent)
         finally:
             state.latency_ms = (lane.clock() - started) * 1000.0
         if isinstance(result, Completion):
             used = result.usage.input_tokens + result.usage.output_tokens or None
-        lane.release(reserve, used)
+        lane.release(reserve, used, provider_counted=counted)
         self.ledger.attempt_finished(
             call.call_id,
             state.attempt,

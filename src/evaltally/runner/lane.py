@@ -18,6 +18,8 @@ from evaltally.runner.buckets import TokenBucket
 
 # Waiters re-check at least this often, so a stop or a changed pause is noticed promptly.
 MAX_POLL_S = 0.5
+# While the lane's first request is out to learn the provider's limits, others re-check this often.
+PROBE_POLL_S = 0.02
 
 
 class LaneStopped(EvaltallyError):
@@ -62,6 +64,11 @@ class Lane:
         self.tpm = TokenBucket.per_minute(limits.tpm, now) if limits.tpm else None
         self.breaker = CircuitBreaker(limits.breaker_threshold, limits.breaker_cooldown_s)
         self.pause_until = 0.0
+        # A lane missing a limit sends one request first and waits for its answer: the limits
+        # the provider advertises in its headers are adopted from it, instead of the whole
+        # concurrency going out blind at once and collecting a 429 for everything past the
+        # provider's one-second burst.
+        self.probing = limits.rpm is None or limits.tpm is None
         self.stop_reason: str | None = None
         self.stats = LaneStats(started=now)
         self._last_reserve = 0.0
@@ -85,6 +92,8 @@ class Lane:
                 raise LaneStopped(self.stop_reason)
             now = self.clock()
             wait = self._bucket_wait(tokens, now)
+            if wait <= 0 and self.probing and self.stats.in_flight > 0:
+                wait = PROBE_POLL_S
             if wait <= 0:
                 wait = self.breaker.wait_time(now)
             if wait <= 0:
@@ -100,8 +109,17 @@ class Lane:
             self.stats.wait_s += step
             await self.sleep(step)
 
-    def release(self, reserved_tokens: float, used_tokens: int | None) -> None:
+    def release(
+        self, reserved_tokens: float, used_tokens: int | None, *, provider_counted: bool = False
+    ) -> None:
+        """The request is over. Without the provider's own count of the tokens left
+        (`provider_counted`), give back what was reserved above what it used; with it, the
+        provider's figure (already applied by observe()) is the truth and nothing is given back
+        (OpenAI-style limits charge max_tokens whatever the answer's length)."""
         self.stats.in_flight -= 1
+        self.probing = False
+        if provider_counted:
+            return
         if self.tpm and used_tokens is not None and used_tokens < reserved_tokens:
             self.tpm.give_back(reserved_tokens - used_tokens)
 
