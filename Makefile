@@ -14,10 +14,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
+# The demo starts from scratch each time so it shows a whole run; real runs are never deleted.
 demo: $(STAMP)
-	$(BIN)/tally run configs/demo.toml --fresh
+	rm -rf runs/demo
+	$(BIN)/tally run configs/demo.toml
 	$(BIN)/tally export runs/demo -o runs/demo/export.jsonl
-	@echo "run directory: runs/demo   export: runs/demo/export.jsonl"
+	$(BIN)/tally report runs/demo
+	@echo "run directory: runs/demo   export: runs/demo/export.jsonl   report: runs/demo/report.md"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
