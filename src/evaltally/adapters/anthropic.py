@@ -14,24 +14,27 @@ does not count thinking tokens apart, so when thinking blocks come back their te
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evaltally.adapters.base import Endpoint, HttpRequest, HttpResponse
-from evaltally.adapters.http_errors import bad_body, classify_status, decode_json
+from evaltally.adapters.http_errors import bad_body, decode_json
 from evaltally.adapters.ratelimit_headers import anthropic_snapshot
-from evaltally.adapters.reasoning import approx_tokens, deep_merge, reasoning_params
+from evaltally.adapters.reasoning import approx_tokens, deep_merge
 from evaltally.adapters.wire import (
+    WireAdapter,
     as_dict,
     as_int,
     as_list,
     as_str,
+    cached_input_usage,
     header_or,
     join_url,
     json_post,
     normalize_finish,
     split_system,
 )
-from evaltally.records import AttemptError, Completion, Message, RateLimitSnapshot, Usage
+from evaltally.records import AttemptError, Completion, Message, RateLimitSnapshot
 
 DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
 API_VERSION = "2023-06-01"
@@ -46,14 +49,12 @@ FINISH_REASONS = {
 }
 
 
-class AnthropicAdapter:
+@dataclass(kw_only=True, eq=False)
+class AnthropicAdapter(WireAdapter):
     """Messages API; reasoning "on" sends `thinking: {type: enabled, budget_tokens}`."""
 
-    def __init__(
-        self, *, key_env: str | None = DEFAULT_KEY_ENV, reasoning_style: str = "anthropic"
-    ) -> None:
-        self.key_env = key_env
-        self.reasoning_style = reasoning_style
+    key_env: str | None = DEFAULT_KEY_ENV
+    reasoning_style: str = "anthropic"
 
     def build_request(self, endpoint: Endpoint, messages: Sequence[Message]) -> HttpRequest:
         system, rest = split_system(messages)
@@ -61,9 +62,7 @@ class AnthropicAdapter:
         if "stop" in params:
             stop = params.pop("stop")
             params["stop_sequences"] = [stop] if isinstance(stop, str) else stop
-        payload: dict[str, Any] = deep_merge(
-            reasoning_params(self.reasoning_style, endpoint.extra), params
-        )
+        payload: dict[str, Any] = deep_merge(self.switch(endpoint), params)
         payload.setdefault("max_tokens", DEFAULT_MAX_TOKENS)
         payload["model"] = endpoint.model
         payload["messages"] = [{"role": m["role"], "content": m["content"]} for m in rest]
@@ -78,28 +77,25 @@ class AnthropicAdapter:
         data = decode_json(response.body)
         if not 200 <= response.status <= 299:
             error = as_dict(as_dict(data).get("error"))
-            return classify_status(
+            return self.http_error(
                 response.status,
                 response.headers,
                 error_type=as_str(error.get("type")),
                 message=as_str(error.get("message")),
-                key_env=self.key_env,
             )
         if not isinstance(data, dict) or not isinstance(data.get("content"), list):
             return bad_body(response.body, "no content block list", response.status)
         text, thinking_tokens = _read_blocks(data["content"])
         usage = as_dict(data.get("usage"))
-        cache_read = as_int(usage.get("cache_read_input_tokens"))
         return Completion(
             text=text,
             finish_reason=normalize_finish(data.get("stop_reason"), FINISH_REASONS),
-            usage=Usage(
-                input_tokens=as_int(usage.get("input_tokens"))
-                + cache_read
-                + as_int(usage.get("cache_creation_input_tokens")),
-                output_tokens=as_int(usage.get("output_tokens")),
-                reasoning_tokens=thinking_tokens,
-                cached_tokens=cache_read,
+            usage=cached_input_usage(
+                uncached=as_int(usage.get("input_tokens")),
+                cache_read=as_int(usage.get("cache_read_input_tokens")),
+                cache_write=as_int(usage.get("cache_creation_input_tokens")),
+                output=as_int(usage.get("output_tokens")),
+                reasoning=thinking_tokens,
             ),
             request_id=header_or(response.headers, "request-id", data.get("id")),
         )

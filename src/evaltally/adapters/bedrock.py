@@ -26,20 +26,22 @@ from typing import Any
 from urllib.parse import quote
 
 from evaltally.adapters.base import Endpoint, HttpRequest, HttpResponse
-from evaltally.adapters.http_errors import bad_body, classify_status, decode_json
-from evaltally.adapters.reasoning import approx_tokens, deep_merge, reasoning_params
+from evaltally.adapters.http_errors import bad_body, decode_json
+from evaltally.adapters.reasoning import approx_tokens, deep_merge
 from evaltally.adapters.sigv4 import credentials_from_env, sign, signed_scope
 from evaltally.adapters.wire import (
+    WireAdapter,
     as_dict,
     as_int,
     as_list,
     as_str,
+    cached_input_usage,
     json_post,
     normalize_finish,
     split_system,
 )
 from evaltally.errors import CredentialError
-from evaltally.records import AttemptError, Completion, Message, RateLimitSnapshot, Usage
+from evaltally.records import AttemptError, Completion, Message, RateLimitSnapshot
 
 SERVICE = "bedrock"
 DEFAULT_URL = "https://bedrock-runtime.{region}.amazonaws.com"
@@ -69,7 +71,7 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class BedrockAdapter:
+class BedrockAdapter(WireAdapter):
     """Converse. `clock` and `env` are injectable so signing is testable without waiting."""
 
     def __init__(
@@ -126,17 +128,15 @@ class BedrockAdapter:
             return bad_body(response.body, "no output.message.content", response.status)
         text, reasoning = _read_blocks(message["content"])
         usage = as_dict(as_dict(data).get("usage"))
-        cache_read = as_int(usage.get("cacheReadInputTokens"))
         return Completion(
             text=text,
             finish_reason=normalize_finish(as_dict(data).get("stopReason"), FINISH_REASONS),
-            usage=Usage(
-                input_tokens=as_int(usage.get("inputTokens"))
-                + cache_read
-                + as_int(usage.get("cacheWriteInputTokens")),
-                output_tokens=as_int(usage.get("outputTokens")),
-                reasoning_tokens=reasoning,
-                cached_tokens=cache_read,
+            usage=cached_input_usage(
+                uncached=as_int(usage.get("inputTokens")),
+                cache_read=as_int(usage.get("cacheReadInputTokens")),
+                cache_write=as_int(usage.get("cacheWriteInputTokens")),
+                output=as_int(usage.get("outputTokens")),
+                reasoning=reasoning,
             ),
             request_id=response.headers.get("x-amzn-requestid"),
         )
@@ -177,7 +177,7 @@ class BedrockAdapter:
             payload["inferenceConfig"] = inference
         if additional:
             payload["additionalModelRequestFields"] = additional
-        return deep_merge(reasoning_params(self.reasoning_style, endpoint.extra), payload)
+        return deep_merge(self.switch(endpoint), payload)
 
     def _error(self, response: HttpResponse, data: dict[str, Any]) -> AttemptError:
         raw_type = response.headers.get("x-amzn-errortype") or as_str(data.get("__type")) or ""
@@ -186,12 +186,11 @@ class BedrockAdapter:
         status = response.status
         if error_type in RETRYABLE_TYPES and 400 <= status <= 499:
             status = 503  # classify as the transient server-side failure it is
-        error = classify_status(
+        error = self.http_error(
             status,
             response.headers,
             error_type=error_type,
             message=as_str(data.get("message")) or as_str(data.get("Message")),
-            key_env=self.key_env,
         )
         if status != response.status:
             error = AttemptError(

@@ -22,19 +22,20 @@ includes cachedContentTokenCount).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 from evaltally.adapters.base import Endpoint, HttpRequest, HttpResponse
 from evaltally.adapters.http_errors import (
     bad_body,
-    classify_status,
     decode_json,
     google_error_reasons,
     google_retry_delay,
 )
-from evaltally.adapters.reasoning import deep_merge, reasoning_params
+from evaltally.adapters.reasoning import deep_merge
 from evaltally.adapters.wire import (
+    WireAdapter,
     as_dict,
     as_int,
     as_list,
@@ -75,19 +76,17 @@ AUTH_REASONS = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED", "API_KEY_SERVICE
 ROLES = {"user": "user", "assistant": "model", "model": "model"}
 
 
-class GeminiAdapter:
+@dataclass(kw_only=True, eq=False)
+class GeminiAdapter(WireAdapter):
     """generateContent; reasoning "off" sends thinkingConfig.thinkingBudget = 0."""
 
-    def __init__(
-        self, *, key_env: str | None = DEFAULT_KEY_ENV, reasoning_style: str = "gemini"
-    ) -> None:
-        self.key_env = key_env
-        self.reasoning_style = reasoning_style
+    key_env: str | None = DEFAULT_KEY_ENV
+    reasoning_style: str = "gemini"
 
     def build_request(self, endpoint: Endpoint, messages: Sequence[Message]) -> HttpRequest:
         system, rest = split_system(messages)
         payload, config = _split_params(endpoint.params)
-        config = deep_merge(reasoning_params(self.reasoning_style, endpoint.extra), config)
+        config = deep_merge(self.switch(endpoint), config)
         payload["contents"] = [
             {"role": ROLES.get(m["role"], m["role"]), "parts": [{"text": m["content"]}]}
             for m in rest
@@ -106,12 +105,11 @@ class GeminiAdapter:
         data = decode_json(response.body)
         if not 200 <= response.status <= 299:
             error = as_dict(as_dict(data).get("error"))
-            return classify_status(
+            return self.http_error(
                 response.status,
                 response.headers,
                 error_type=as_str(error.get("status")),
                 message=as_str(error.get("message")),
-                key_env=self.key_env,
                 retry_hint_s=google_retry_delay(error.get("details")),
                 auth_failure=bool(AUTH_REASONS & google_error_reasons(error.get("details"))),
             )

@@ -13,14 +13,15 @@ list of parts; reasoning as `reasoning_content` or `reasoning`; DeepSeek's
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evaltally.adapters.base import Endpoint, HttpRequest, HttpResponse
-from evaltally.adapters.http_errors import bad_body, classify_status, decode_json
+from evaltally.adapters.http_errors import bad_body, decode_json
 from evaltally.adapters.ratelimit_headers import openai_snapshot
-from evaltally.adapters.reasoning import approx_tokens, deep_merge, reasoning_params
+from evaltally.adapters.reasoning import approx_tokens, deep_merge
 from evaltally.adapters.wire import (
+    WireAdapter,
     as_dict,
     as_int,
     as_list,
@@ -44,18 +45,15 @@ FINISH_REASONS = {
 _REASONING_PART_TYPES = frozenset({"reasoning", "thinking"})
 
 
-class OpenAIAdapter:
+@dataclass(kw_only=True, eq=False)
+class OpenAIAdapter(WireAdapter):
     """Chat completions. `reasoning_style` comes from the provider preset (reasoning.py)."""
 
-    def __init__(
-        self, *, key_env: str | None = DEFAULT_KEY_ENV, reasoning_style: str = "openai_effort"
-    ) -> None:
-        self.key_env = key_env
-        self.reasoning_style = reasoning_style
+    key_env: str | None = DEFAULT_KEY_ENV
+    reasoning_style: str = "openai_effort"
 
     def build_request(self, endpoint: Endpoint, messages: Sequence[Message]) -> HttpRequest:
-        switch = reasoning_params(self.reasoning_style, endpoint.extra)
-        payload: dict[str, Any] = deep_merge(switch, endpoint.params)
+        payload: dict[str, Any] = deep_merge(self.switch(endpoint), endpoint.params)
         payload["model"] = endpoint.model
         payload["messages"] = [dict(m) for m in messages]
         headers = {"authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
@@ -86,12 +84,11 @@ class OpenAIAdapter:
 
     def _error(self, response: HttpResponse, data: dict[str, Any]) -> AttemptError:
         error = as_dict(data.get("error"))
-        return classify_status(
+        return self.http_error(
             response.status,
             response.headers,
             error_type=_error_type(error),
             message=as_str(error.get("message")) or as_str(data.get("message")),
-            key_env=self.key_env,
         )
 
     def _error_in_success(self, response: HttpResponse, data: dict[str, Any]) -> AttemptError:
@@ -100,12 +97,11 @@ class OpenAIAdapter:
         code = error.get("code")
         if not isinstance(code, int) or isinstance(code, bool) or not 400 <= code <= 599:
             return bad_body(response.body, "error object in a 2xx body", response.status)
-        classified = classify_status(
+        classified = self.http_error(
             code,
             response.headers,
             error_type=_error_type(error),
             message=as_str(error.get("message")),
-            key_env=self.key_env,
         )
         return replace(classified, error_class=f"provider_{code}", status=response.status)
 

@@ -1,15 +1,52 @@
-"""Small helpers every dialect shares: canonical JSON requests, system-prompt splitting, and
-safe reading of untrusted response JSON (any field may be missing or of the wrong type)."""
+"""Small helpers every dialect shares: canonical JSON requests, system-prompt splitting, safe
+reading of untrusted response JSON (any field may be missing or of the wrong type), and the
+`WireAdapter` base that holds an adapter's key variable and reasoning switch."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaltally.adapters.base import HttpRequest
-from evaltally.records import Message, canonical_json
+from evaltally.adapters.base import Endpoint, HttpRequest
+from evaltally.adapters.http_errors import classify_status
+from evaltally.adapters.reasoning import reasoning_params
+from evaltally.records import AttemptError, Message, Usage, canonical_json
 
 JSON_HEADERS = {"content-type": "application/json", "accept": "application/json"}
+
+
+class WireAdapter:
+    """What the HTTP adapters share: `key_env`, the variable a rejected key is reported under,
+    and `reasoning_style`, the preset's reasoning switch (reasoning.py). Subclasses give both
+    their defaults (as dataclass fields, or in their own `__init__`)."""
+
+    key_env: str | None
+    reasoning_style: str
+
+    def switch(self, endpoint: Endpoint) -> dict[str, Any]:
+        """The body fields the reasoning switch sends for this endpoint's `extra` settings."""
+        return reasoning_params(self.reasoning_style, endpoint.extra)
+
+    def http_error(
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        *,
+        error_type: str | None,
+        message: str | None,
+        retry_hint_s: float | None = None,
+        auth_failure: bool = False,
+    ) -> AttemptError:
+        """`classify_status` of an error response, naming this adapter's key variable."""
+        return classify_status(
+            status,
+            headers,
+            error_type=error_type,
+            message=message,
+            key_env=self.key_env,
+            retry_hint_s=retry_hint_s,
+            auth_failure=auth_failure,
+        )
 
 
 def json_post(url: str, payload: Mapping[str, Any], headers: Mapping[str, str]) -> HttpRequest:
@@ -69,3 +106,16 @@ def normalize_finish(raw: object, table: Mapping[str, str]) -> str | None:
     if not isinstance(raw, str):
         return None
     return table.get(raw, raw.lower())
+
+
+def cached_input_usage(
+    *, uncached: int, cache_read: int, cache_write: int, output: int, reasoning: int
+) -> Usage:
+    """Usage from an API that reports uncached, cache-read and cache-write input apart
+    (Anthropic, Bedrock Converse): input_tokens counts all three, cached_tokens the reads."""
+    return Usage(
+        input_tokens=uncached + cache_read + cache_write,
+        output_tokens=output,
+        reasoning_tokens=reasoning,
+        cached_tokens=cache_read,
+    )
