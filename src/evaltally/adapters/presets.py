@@ -50,210 +50,122 @@ class Preset:
         return reasoning_params(self.reasoning_style, extra)
 
 
-def _prices(as_of: str, source: str, models: Mapping[str, tuple[float, float]]) -> PriceTable:
-    table = {name: ModelPrice(inp, out, as_of, source) for name, (inp, out) in models.items()}
-    return MappingProxyType(table)
-
-
-def _merge(*tables: PriceTable) -> PriceTable:
-    merged: dict[str, ModelPrice] = {}
-    for table in tables:
-        merged.update(table)
-    return MappingProxyType(merged)
-
-
-_OPENAI_PRICES = _merge(
-    _prices(
+# Where the prices were read: key -> (as of, source).
+_PRICE_SOURCES = {
+    "openai": (
         "2026-05-04",
         "developers.openai.com/api/docs/pricing, standard tier (via api-evangelist/openai plans)",
-        {
-            "gpt-5.5": (5.00, 30.00),
-            "gpt-5.4": (2.50, 15.00),
-            "gpt-5.4-mini": (0.75, 4.50),
-            "gpt-5.4-nano": (0.20, 1.25),
-        },
     ),
-    _prices(
+    "openai-deploybase": (
         "2026-03-21",
         "OpenAI pricing page as tabulated by deploybase.ai/articles/openai-pricing",
-        {
-            "gpt-4.1": (2.00, 8.00),
-            "gpt-4.1-mini": (0.40, 1.60),
-            "gpt-4o": (2.50, 10.00),
-            "gpt-4o-mini": (0.15, 0.60),
-        },
     ),
-)
-_ANTHROPIC_PRICES = _merge(
-    _prices(
+    "anthropic-deploybase": (
         "2026-03-21",
         "Anthropic pricing as tabulated by deploybase.ai/articles/claude-api-pricing",
-        {
-            "claude-sonnet-4-5": (3.00, 15.00),
-            "claude-opus-4-5": (5.00, 25.00),
-            "claude-opus-4-6": (5.00, 25.00),
-        },
     ),
-    _prices(
+    "anthropic": (
         "2026-05-22",
         "anthropic.com/pricing, <=200K-token prompts (via api-evangelist/anthropic plans)",
-        {
-            "claude-opus-4-7": (5.00, 25.00),
-            "claude-sonnet-4-6": (3.00, 15.00),
-            "claude-haiku-4-5": (1.00, 5.00),
-        },
     ),
-)
-_GEMINI_PRICES = _prices(
-    "2026-09-20",
-    "ai.google.dev/gemini-api/docs/pricing, paid tier, <=200K prompts "
-    "(via api-evangelist/gemini plans); 3.8 Flash is a promotional price to 2026-12-31",
-    {
-        "gemini-3.1-pro-preview": (2.00, 12.00),
-        "gemini-3.5-flash": (1.50, 9.00),
-        "gemini-3.8-flash": (0.75, 3.75),
-    },
-)
-_DEEPSEEK_PRICES = _prices(
-    "2026-05-04",
-    "api-docs.deepseek.com/quick_start/pricing, cache-miss input (via api-evangelist/deepseek)",
-    {
-        "deepseek-v4-flash": (0.14, 0.28),
-        "deepseek-chat": (0.14, 0.28),  # deprecated alias of deepseek-v4-flash per the same page
-    },
-)
-_QWEN_PRICES = _prices(
-    "2026-05-08",
-    "alibabacloud.com/help/en/model-studio/models, international, smallest context tier "
-    "(via api-evangelist/qwen plans)",
-    {
-        "qwen3-max": (1.20, 6.00),
-        "qwen3.5-plus": (0.40, 2.40),
-        "qwen3.5-flash": (0.10, 0.40),
-    },
-)
-_TOGETHER_PRICES = MappingProxyType(
-    {
-        "deepseek-ai/DeepSeek-V3.1": ModelPrice(
-            0.60, 1.70, "undated page, read 2026-11-29", "docs.together.ai DeepSeek V3.1 quickstart"
-        )
-    }
+    "gemini": (
+        "2026-09-20",
+        "ai.google.dev/gemini-api/docs/pricing, paid tier, <=200K prompts "
+        "(via api-evangelist/gemini plans); 3.8 Flash is a promotional price to 2026-12-31",
+    ),
+    "deepseek": (
+        "2026-05-04",
+        "api-docs.deepseek.com/quick_start/pricing, cache-miss input (via api-evangelist/deepseek)",
+    ),
+    "qwen": (
+        "2026-05-08",
+        "alibabacloud.com/help/en/model-studio/models, international, smallest context tier "
+        "(via api-evangelist/qwen plans)",
+    ),
+    "together": ("undated page, read 2026-11-29", "docs.together.ai DeepSeek V3.1 quickstart"),
+}
+# (preset, model, input $/Mtok, output $/Mtok, price source). Presets not listed have no price.
+_PRICE_ROWS: tuple[tuple[str, str, float, float, str], ...] = (
+    ("openai", "gpt-5.5", 5.00, 30.00, "openai"),
+    ("openai", "gpt-5.4", 2.50, 15.00, "openai"),
+    ("openai", "gpt-5.4-mini", 0.75, 4.50, "openai"),
+    ("openai", "gpt-5.4-nano", 0.20, 1.25, "openai"),
+    ("openai", "gpt-4.1", 2.00, 8.00, "openai-deploybase"),
+    ("openai", "gpt-4.1-mini", 0.40, 1.60, "openai-deploybase"),
+    ("openai", "gpt-4o", 2.50, 10.00, "openai-deploybase"),
+    ("openai", "gpt-4o-mini", 0.15, 0.60, "openai-deploybase"),
+    ("anthropic", "claude-sonnet-4-5", 3.00, 15.00, "anthropic-deploybase"),
+    ("anthropic", "claude-opus-4-5", 5.00, 25.00, "anthropic-deploybase"),
+    ("anthropic", "claude-opus-4-6", 5.00, 25.00, "anthropic-deploybase"),
+    ("anthropic", "claude-opus-4-7", 5.00, 25.00, "anthropic"),
+    ("anthropic", "claude-sonnet-4-6", 3.00, 15.00, "anthropic"),
+    ("anthropic", "claude-haiku-4-5", 1.00, 5.00, "anthropic"),
+    ("gemini", "gemini-3.1-pro-preview", 2.00, 12.00, "gemini"),
+    ("gemini", "gemini-3.5-flash", 1.50, 9.00, "gemini"),
+    ("gemini", "gemini-3.8-flash", 0.75, 3.75, "gemini"),
+    ("deepseek", "deepseek-v4-flash", 0.14, 0.28, "deepseek"),
+    # deepseek-chat: deprecated alias of deepseek-v4-flash per the same page
+    ("deepseek", "deepseek-chat", 0.14, 0.28, "deepseek"),
+    ("qwen", "qwen3-max", 1.20, 6.00, "qwen"),
+    ("qwen", "qwen3.5-plus", 0.40, 2.40, "qwen"),
+    ("qwen", "qwen3.5-flash", 0.10, 0.40, "qwen"),
+    ("together", "deepseek-ai/DeepSeek-V3.1", 0.60, 1.70, "together"),
 )
 
-_PRESETS: tuple[Preset, ...] = (
-    Preset(
-        "openai",
-        "openai",
-        "https://api.openai.com/v1",
-        "OPENAI_API_KEY",
-        "openai_effort",
-        _OPENAI_PRICES,
-        'off sends reasoning_effort=none (GPT-5.1+); use "default" for '
-        "non-reasoning models such as gpt-4o, which reject reasoning_effort",
-    ),
-    Preset(
-        "anthropic",
-        "anthropic",
-        "https://api.anthropic.com",
-        "ANTHROPIC_API_KEY",
-        "anthropic",
-        _ANTHROPIC_PRICES,
-        "thinking only when on; needs max_tokens > budget",
-    ),
-    Preset(
-        "gemini",
-        "gemini",
-        "https://generativelanguage.googleapis.com",
-        "GEMINI_API_KEY",
-        "gemini",
-        _GEMINI_PRICES,
-        "off = thinkingBudget 0, which not every model accepts "
-        "(2.5 Pro and 3.x cannot fully disable thinking)",
-    ),
-    Preset(
-        "bedrock",
-        "bedrock",
-        "https://bedrock-runtime.{region}.amazonaws.com",
-        None,
-        "bedrock",
-        {},
-        "SigV4 from AWS_* variables; prices vary by region: none listed",
-    ),
-    Preset(
-        "deepseek",
-        "openai",
-        "https://api.deepseek.com",
-        "DEEPSEEK_API_KEY",
-        "thinking_type",
-        _DEEPSEEK_PRICES,
-        "V4 models think by default: off is sent explicitly",
-    ),
-    Preset(
-        "moonshot",
-        "openai",
-        "https://api.moonshot.ai/v1",
-        "MOONSHOT_API_KEY",
-        "thinking_type",
-        {},
-        "thinking.type=disabled works on kimi-k2.5/k2.6; k3 and k2.7-code always think",
-    ),
-    Preset(
-        "qwen",
+
+def _price_tables() -> dict[str, PriceTable]:
+    """`_PRICE_ROWS` as one read-only table per preset."""
+    tables: dict[str, dict[str, ModelPrice]] = {}
+    for preset, model, inp, out, source in _PRICE_ROWS:
+        tables.setdefault(preset, {})[model] = ModelPrice(inp, out, *_PRICE_SOURCES[source])
+    return {name: MappingProxyType(table) for name, table in tables.items()}
+
+
+_PRICES = _price_tables()
+
+# name: (adapter kind, base URL, key variable or None for no key, reasoning style: reasoning.py)
+_ENDPOINTS: dict[str, tuple[str, str, str | None, str]] = {
+    "openai": ("openai", "https://api.openai.com/v1", "OPENAI_API_KEY", "openai_effort"),
+    "anthropic": ("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY", "anthropic"),
+    "gemini": ("gemini", "https://generativelanguage.googleapis.com", "GEMINI_API_KEY", "gemini"),
+    "bedrock": ("bedrock", "https://bedrock-runtime.{region}.amazonaws.com", None, "bedrock"),
+    "deepseek": ("openai", "https://api.deepseek.com", "DEEPSEEK_API_KEY", "thinking_type"),
+    "moonshot": ("openai", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", "thinking_type"),
+    "qwen": (
         "openai",
         "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
         "DASHSCOPE_API_KEY",
         "dashscope",
-        _QWEN_PRICES,
-        "DashScope compatible mode",
     ),
-    Preset(
-        "openrouter",
-        "openai",
-        "https://openrouter.ai/api/v1",
-        "OPENROUTER_API_KEY",
-        "openrouter",
-        {},
-        "prices are the routed provider's: none listed",
-    ),
-    Preset(
-        "together",
-        "openai",
-        "https://api.together.xyz/v1",
-        "TOGETHER_API_KEY",
-        "none",
-        _TOGETHER_PRICES,
-        "no uniform documented thinking switch: nothing is sent",
-    ),
-    Preset(
-        "vllm",
-        "openai",
-        "http://127.0.0.1:8000/v1",
-        None,
-        "chat_template",
-        {},
-        "self-hosted; the switch needs a chat template that reads enable_thinking",
-    ),
-    Preset(
-        "ollama",
-        "openai",
-        "http://127.0.0.1:11434/v1",
-        None,
-        "ollama",
-        {},
-        "self-hosted; /v1 honours reasoning_effort (think=false is /api/chat only)",
-    ),
-    Preset(
-        "llamacpp",
-        "openai",
-        "http://127.0.0.1:8080/v1",
-        None,
-        "chat_template",
-        {},
-        "self-hosted llama-server (run with --jinja for chat_template_kwargs)",
-    ),
-)
+    "openrouter": ("openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY", "openrouter"),
+    "together": ("openai", "https://api.together.xyz/v1", "TOGETHER_API_KEY", "none"),
+    "vllm": ("openai", "http://127.0.0.1:8000/v1", None, "chat_template"),
+    "ollama": ("openai", "http://127.0.0.1:11434/v1", None, "ollama"),
+    "llamacpp": ("openai", "http://127.0.0.1:8080/v1", None, "chat_template"),
+}
+_NOTES = {
+    "openai": 'off sends reasoning_effort=none (GPT-5.1+); use "default" for '
+    "non-reasoning models such as gpt-4o, which reject reasoning_effort",
+    "anthropic": "thinking only when on; needs max_tokens > budget",
+    "gemini": "off = thinkingBudget 0, which not every model accepts "
+    "(2.5 Pro and 3.x cannot fully disable thinking)",
+    "bedrock": "SigV4 from AWS_* variables; prices vary by region: none listed",
+    "deepseek": "V4 models think by default: off is sent explicitly",
+    "moonshot": "thinking.type=disabled works on kimi-k2.5/k2.6; k3 and k2.7-code always think",
+    "qwen": "DashScope compatible mode",
+    "openrouter": "prices are the routed provider's: none listed",
+    "together": "no uniform documented thinking switch: nothing is sent",
+    "vllm": "self-hosted; the switch needs a chat template that reads enable_thinking",
+    "ollama": "self-hosted; /v1 honours reasoning_effort (think=false is /api/chat only)",
+    "llamacpp": "self-hosted llama-server (run with --jinja for chat_template_kwargs)",
+}
 
-PRESETS: Mapping[str, Preset] = MappingProxyType({p.name: p for p in _PRESETS})
+PRESETS: Mapping[str, Preset] = MappingProxyType(
+    {
+        name: Preset(name, *endpoint, _PRICES.get(name, {}), _NOTES[name])
+        for name, endpoint in _ENDPOINTS.items()
+    }
+)
 ALIASES: Mapping[str, str] = MappingProxyType(
     {"kimi": "moonshot", "dashscope": "qwen", "llama.cpp": "llamacpp", "llama-cpp": "llamacpp"}
 )
