@@ -17,7 +17,7 @@ from aiohttp import web
 
 from evaltally.errors import EvaltallyError
 from evaltally.mockserver.answers import complete, generated_answer
-from evaltally.mockserver.dialects import DIALECTS, ClientFault, Dialect, ReplyContext
+from evaltally.mockserver.dialects import DIALECTS, ClientFault, Dialect, ErrorReply, ReplyContext
 from evaltally.mockserver.faults import Fault, uniform
 from evaltally.mockserver.ratelimit import LimitSnapshot, retry_after_header, retry_after_ms_header
 from evaltally.mockserver.state import MockState
@@ -98,7 +98,7 @@ async def _respond(
         if state.models and prompt.model not in state.models:
             raise ClientFault(404, f"The model `{prompt.model}` does not exist.")
     except ClientFault as exc:
-        return _error(dialect, exc.status, exc.message, exc.code, None, ctx, None)
+        return _error(dialect, ErrorReply(exc.status, exc.message, exc.code), ctx, None)
     state.stats.by_model[prompt.model] += 1
     attempt = state.stats.next_attempt(body_hash)
 
@@ -111,7 +111,7 @@ async def _respond(
             state.stats.rate_limited += 1
             code = snap.limited_by
             msg = f"Rate limit reached for {prompt.model} on {code} per min. Please try again."
-            return _error(dialect, 429, msg, code, snap.retry_after_s, ctx, snap)
+            return _error(dialect, ErrorReply(429, msg, code, snap.retry_after_s), ctx, snap)
     if fault is None:
         fault = state.planner.random(body_hash, attempt)
     if snap is None and limiter.active and cfg.ratelimit_headers:
@@ -180,7 +180,7 @@ async def _inject(
         raise _Dropped
     if kind == "hang":
         await asyncio.sleep(state.config.hang_s)
-        return _error(dialect, 504, _MESSAGES[504], None, None, ctx, None)
+        return _error(dialect, ErrorReply(504, _MESSAGES[504]), ctx, None)
     if kind != "429":
         # Errors from the model backend take about as long as answers; edge 429s do not.
         delay_ms = _latency_ms(state, body_hash, attempt)
@@ -192,27 +192,22 @@ async def _inject(
         )
     status = int(kind)
     message = _MESSAGES.get(status, "Injected error.")
-    return _error(dialect, status, message, None, fault.retry_after, ctx, snap)
+    return _error(dialect, ErrorReply(status, message, None, fault.retry_after), ctx, snap)
 
 
 def _error(
-    dialect: Dialect,
-    status: int,
-    message: str,
-    code: str | None,
-    retry_after: float | None,
-    ctx: ReplyContext,
-    snap: LimitSnapshot | None,
+    dialect: Dialect, err: ErrorReply, ctx: ReplyContext, snap: LimitSnapshot | None
 ) -> web.Response:
-    body, headers = dialect.error(status, message, code, retry_after, ctx)
+    body = dialect.error_body(err, ctx)
+    headers = dialect.error_headers(err)
     headers.update(dialect.id_headers(ctx))
     if snap is not None:
         headers.update(dialect.limit_headers(snap))
-    if retry_after is not None:
-        headers["Retry-After"] = retry_after_header(retry_after)
-        headers["retry-after-ms"] = retry_after_ms_header(retry_after)
+    if err.retry_after is not None:
+        headers["Retry-After"] = retry_after_header(err.retry_after)
+        headers["retry-after-ms"] = retry_after_ms_header(err.retry_after)
     return web.Response(
-        body=orjson.dumps(body), status=status, headers=headers, content_type="application/json"
+        body=orjson.dumps(body), status=err.status, headers=headers, content_type="application/json"
     )
 
 

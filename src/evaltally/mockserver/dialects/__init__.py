@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evaltally.mockserver.dialects.anthropic import AnthropicDialect
-from evaltally.mockserver.dialects.base import ClientFault, Dialect, ReplyContext
+from evaltally.mockserver.dialects.base import ClientFault, Dialect, ErrorReply, ReplyContext
 from evaltally.mockserver.dialects.bedrock import BedrockDialect
 from evaltally.mockserver.dialects.gemini import GeminiDialect
 from evaltally.mockserver.dialects.openai import OpenAIDialect
@@ -21,6 +21,7 @@ __all__ = [
     "BedrockDialect",
     "ClientFault",
     "Dialect",
+    "ErrorReply",
     "GeminiDialect",
     "OpenAIDialect",
     "ReplyContext",

@@ -7,14 +7,16 @@ from typing import Any, ClassVar
 
 from evaltally.mockserver.answers import Completion, Prompt
 from evaltally.mockserver.dialects.base import (
-    AuthSettings,
     ClientFault,
     Dialect,
+    ErrorReply,
     ReplyContext,
+    bearer_token,
+    bucket_headers,
     optional_int,
-    require_list,
     rfc3339_after,
     text_of,
+    user_assistant_turns,
 )
 from evaltally.mockserver.ratelimit import LimitSnapshot
 
@@ -40,18 +42,13 @@ class AnthropicDialect(Dialect):
     name: ClassVar[str] = "anthropic"
     routes: ClassVar[tuple[str, ...]] = ("/v1/messages",)
 
-    def check_auth(
-        self, headers: Mapping[str, str], query: Mapping[str, str], auth: AuthSettings
+    def check_key(
+        self, headers: Mapping[str, str], query: Mapping[str, str], key: str | None
     ) -> None:
-        if not auth.require:
-            return
-        key = headers.get("x-api-key", "")
-        if not key:
-            bearer = headers.get("Authorization", "")
-            key = bearer[7:].strip() if bearer.startswith("Bearer ") else ""
-        if not key:
+        sent = headers.get("x-api-key", "") or bearer_token(headers)
+        if not sent:
             raise ClientFault(401, "x-api-key header is required")
-        if auth.api_key is not None and key != auth.api_key:
+        if key is not None and sent != key:
             raise ClientFault(401, "invalid x-api-key")
 
     def parse(self, body: Any, headers: Mapping[str, str], path_model: str | None) -> Prompt:
@@ -65,20 +62,15 @@ class AnthropicDialect(Dialect):
         if "max_tokens" not in body:
             raise ClientFault(400, "max_tokens: Field required")
         max_tokens = optional_int(body["max_tokens"], "max_tokens")
-        msgs: list[tuple[str, str]] = []
-        for i, m in enumerate(require_list(body, "messages")):
-            role = m.get("role") if isinstance(m, dict) else None
-            if role not in ("user", "assistant"):
-                # The Messages API has no system role: system text is the top-level field.
-                raise ClientFault(400, f"messages.{i}.role: Input should be 'user' or 'assistant'")
-            msgs.append((role, text_of(m.get("content"), f"messages.{i}.content")))
+        # The Messages API has no system role: system text is the top-level field.
+        turns = user_assistant_turns(body, text_of, "Input should be 'user' or 'assistant'")
         temp = body.get("temperature")
         if temp is not None and (not isinstance(temp, int | float) or not 0 <= temp <= 1):
             raise ClientFault(400, "temperature: Input should be less than or equal to 1")
         return Prompt(
             model=model,
             system=text_of(body.get("system"), "system"),
-            messages=tuple(msgs),
+            messages=turns,
             max_tokens=max_tokens,
         )
 
@@ -109,35 +101,21 @@ class AnthropicDialect(Dialect):
             },
         }
 
-    def error(
-        self,
-        status: int,
-        message: str,
-        code: str | None,
-        retry_after: float | None,
-        ctx: ReplyContext,
-    ) -> tuple[dict[str, Any], dict[str, str]]:
-        body = {
+    def error_body(self, err: ErrorReply, ctx: ReplyContext) -> dict[str, Any]:
+        return {
             "type": "error",
-            "error": {"type": _ERRORS.get(status, "api_error"), "message": message},
+            "error": {"type": _ERRORS.get(err.status, "api_error"), "message": err.message},
             "request_id": f"req_{ctx.request_id[:24]}",
         }
-        return body, {}
 
     def id_headers(self, ctx: ReplyContext) -> dict[str, str]:
         return {"request-id": f"req_{ctx.request_id[:24]}"}
 
     def limit_headers(self, snap: LimitSnapshot) -> dict[str, str]:
-        out: dict[str, str] = {}
-        if snap.rpm is not None:
-            out["anthropic-ratelimit-requests-limit"] = str(snap.rpm)
-            out["anthropic-ratelimit-requests-remaining"] = str(snap.rpm_remaining)
-            out["anthropic-ratelimit-requests-reset"] = rfc3339_after(snap.rpm_reset_s)
-        if snap.tpm is not None:
-            reset = rfc3339_after(snap.tpm_reset_s)
-            # One shared token bucket in the mock; the input/output families mirror it.
-            for family in ("tokens", "input-tokens", "output-tokens"):
-                out[f"anthropic-ratelimit-{family}-limit"] = str(snap.tpm)
-                out[f"anthropic-ratelimit-{family}-remaining"] = str(snap.tpm_remaining)
-                out[f"anthropic-ratelimit-{family}-reset"] = reset
-        return out
+        # One shared token bucket in the mock; the input/output families mirror it.
+        return bucket_headers(
+            snap,
+            lambda family, field: f"anthropic-ratelimit-{family}-{field}",
+            rfc3339_after,
+            ("tokens", "input-tokens", "output-tokens"),
+        )

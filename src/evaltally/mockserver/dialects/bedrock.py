@@ -7,12 +7,15 @@ from typing import Any, ClassVar
 
 from evaltally.mockserver.answers import Completion, Prompt
 from evaltally.mockserver.dialects.base import (
-    AuthSettings,
     ClientFault,
     Dialect,
+    ErrorReply,
     ReplyContext,
+    bearer_token,
+    joined_text,
     optional_int,
-    require_list,
+    settings_object,
+    user_assistant_turns,
 )
 
 _STOP = {
@@ -42,24 +45,23 @@ class BedrockDialect(Dialect):
     name: ClassVar[str] = "bedrock"
     routes: ClassVar[tuple[str, ...]] = ("/model/{model}/converse",)
 
-    def check_auth(
-        self, headers: Mapping[str, str], query: Mapping[str, str], auth: AuthSettings
+    def check_key(
+        self, headers: Mapping[str, str], query: Mapping[str, str], key: str | None
     ) -> None:
-        if not auth.require:
-            return
-        value = headers.get("Authorization", "")
-        if value.startswith("Bearer ") and value[7:].strip():
+        token = bearer_token(headers)
+        if token:
             # Bedrock API keys (bearer tokens) are accepted as well as SigV4.
-            if auth.api_key is not None and value[7:].strip() != auth.api_key:
+            if key is not None and token != key:
                 raise ClientFault(403, "Invalid API Key format", "UnrecognizedClientException")
             return
+        value = headers.get("Authorization", "")
         if not value.startswith(_SIGV4) or "Credential=" not in value:
             raise ClientFault(
                 403, "Missing Authentication Token", "MissingAuthenticationTokenException"
             )
         # The signature itself is not verified; only the access key id can be pinned.
         cred = value.split("Credential=", 1)[1]
-        if auth.api_key is not None and cred.split("/", 1)[0] != auth.api_key:
+        if key is not None and cred.split("/", 1)[0] != key:
             raise ClientFault(
                 403,
                 "The security token included in the request is invalid.",
@@ -71,21 +73,14 @@ class BedrockDialect(Dialect):
             raise ClientFault(
                 400, "Malformed input request, please reformat your input and try again."
             )
-        msgs: list[tuple[str, str]] = []
-        for i, m in enumerate(require_list(body, "messages")):
-            role = m.get("role") if isinstance(m, dict) else None
-            if role not in ("user", "assistant"):
-                raise ClientFault(400, f"messages.{i}.role: must be user or assistant")
-            msgs.append((role, _blocks_text(m.get("content"), f"messages.{i}.content")))
+        turns = user_assistant_turns(body, _blocks_text, "must be user or assistant")
         system = body.get("system")
         sys_text = _blocks_text(system, "system") if system is not None else ""
-        inf = body.get("inferenceConfig") or {}
-        if not isinstance(inf, dict):
-            raise ClientFault(400, "inferenceConfig: must be an object")
+        inf = settings_object(body.get("inferenceConfig"), "inferenceConfig")
         return Prompt(
             model=path_model or "",
             system=sys_text,
-            messages=tuple(msgs),
+            messages=turns,
             max_tokens=optional_int(inf.get("maxTokens"), "inferenceConfig.maxTokens"),
         )
 
@@ -115,20 +110,17 @@ class BedrockDialect(Dialect):
             "metrics": {"latencyMs": ctx.latency_ms},
         }
 
-    def error(
-        self,
-        status: int,
-        message: str,
-        code: str | None,
-        retry_after: float | None,
-        ctx: ReplyContext,
-    ) -> tuple[dict[str, Any], dict[str, str]]:
+    def error_body(self, err: ErrorReply, ctx: ReplyContext) -> dict[str, Any]:
+        return {"message": err.message}
+
+    def error_headers(self, err: ErrorReply) -> dict[str, str]:
+        code = err.code
         name = (
-            code if code and code[0].isupper() else _ERRORS.get(status, "InternalServerException")
+            code
+            if code and code[0].isupper()
+            else _ERRORS.get(err.status, "InternalServerException")
         )
-        return {"message": message}, {
-            "x-amzn-ErrorType": f"{name}:http://internal.amazon.com/coral/com.amazon.bedrock/"
-        }
+        return {"x-amzn-ErrorType": f"{name}:http://internal.amazon.com/coral/com.amazon.bedrock/"}
 
     def id_headers(self, ctx: ReplyContext) -> dict[str, str]:
         h = ctx.request_id
@@ -138,10 +130,4 @@ class BedrockDialect(Dialect):
 def _blocks_text(blocks: Any, where: str) -> str:
     if not isinstance(blocks, list):
         raise ClientFault(400, f"{where}: must be a list of content blocks")
-    out: list[str] = []
-    for b in blocks:
-        if not isinstance(b, dict):
-            raise ClientFault(400, f"{where}: each content block must be an object")
-        if isinstance(b.get("text"), str):
-            out.append(b["text"])
-    return "".join(out)
+    return joined_text(blocks, where)

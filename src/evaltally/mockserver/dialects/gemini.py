@@ -7,12 +7,14 @@ from typing import Any, ClassVar
 
 from evaltally.mockserver.answers import Completion, Prompt
 from evaltally.mockserver.dialects.base import (
-    AuthSettings,
     ClientFault,
     Dialect,
+    ErrorReply,
     ReplyContext,
+    joined_text,
     optional_int,
     require_list,
+    settings_object,
 )
 
 _FINISH = {"stop": "STOP", "length": "MAX_TOKENS", "safety": "SAFETY", "blocked": "SAFETY"}
@@ -42,19 +44,17 @@ class GeminiDialect(Dialect):
         "/v1/models/{model}:generateContent",
     )
 
-    def check_auth(
-        self, headers: Mapping[str, str], query: Mapping[str, str], auth: AuthSettings
+    def check_key(
+        self, headers: Mapping[str, str], query: Mapping[str, str], key: str | None
     ) -> None:
-        if not auth.require:
-            return
-        key = headers.get("x-goog-api-key") or query.get("key", "")
-        if not key:
+        sent = headers.get("x-goog-api-key") or query.get("key", "")
+        if not sent:
             raise ClientFault(
                 403,
                 "Method doesn't allow unregistered callers (callers without established "
                 "identity). Please use API Key or other form of API consumer identity.",
             )
-        if auth.api_key is not None and key != auth.api_key:
+        if key is not None and sent != key:
             # Gemini answers a wrong key with 400 INVALID_ARGUMENT, not 401: adapters must cope.
             raise ClientFault(
                 400, "API key not valid. Please pass a valid API key.", "API_KEY_INVALID"
@@ -73,9 +73,9 @@ class GeminiDialect(Dialect):
             )
         sys_obj = body.get("systemInstruction", body.get("system_instruction"))
         system = _parts_text(sys_obj, "systemInstruction") if isinstance(sys_obj, dict) else ""
-        gen = body.get("generationConfig", body.get("generation_config")) or {}
-        if not isinstance(gen, dict):
-            raise ClientFault(400, "generationConfig: must be an object")
+        gen = settings_object(
+            body.get("generationConfig", body.get("generation_config")), "generationConfig"
+        )
         return Prompt(
             model=path_model or "",
             system=system,
@@ -114,44 +114,31 @@ class GeminiDialect(Dialect):
         out["candidates"] = [candidate]
         return out
 
-    def error(
-        self,
-        status: int,
-        message: str,
-        code: str | None,
-        retry_after: float | None,
-        ctx: ReplyContext,
-    ) -> tuple[dict[str, Any], dict[str, str]]:
-        err: dict[str, Any] = {
-            "code": status,
-            "message": message,
-            "status": _STATUS.get(status, "INTERNAL"),
+    def error_body(self, err: ErrorReply, ctx: ReplyContext) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "code": err.status,
+            "message": err.message,
+            "status": _STATUS.get(err.status, "INTERNAL"),
         }
-        if code == "API_KEY_INVALID":
-            err["details"] = [
+        if err.code == "API_KEY_INVALID":
+            out["details"] = [
                 {
                     "@type": "type.googleapis.com/google.rpc.ErrorInfo",
                     "reason": "API_KEY_INVALID",
                     "domain": "googleapis.com",
                 }
             ]
-        elif retry_after is not None:
+        elif err.retry_after is not None:
             # Gemini states the wait in a RetryInfo detail ("retryDelay": "1s").
-            delay = f"{retry_after:.3f}".rstrip("0").rstrip(".") or "0"
-            err["details"] = [
+            delay = f"{err.retry_after:.3f}".rstrip("0").rstrip(".") or "0"
+            out["details"] = [
                 {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{delay}s"}
             ]
-        return {"error": err}, {}
+        return {"error": out}
 
 
 def _parts_text(obj: dict[str, Any], where: str) -> str:
     parts = obj.get("parts")
     if not isinstance(parts, list):
         raise ClientFault(400, f"{where}.parts: must be a list")
-    out: list[str] = []
-    for p in parts:
-        if not isinstance(p, dict):
-            raise ClientFault(400, f"{where}.parts: each part must be an object")
-        if isinstance(p.get("text"), str):
-            out.append(p["text"])
-    return "".join(out)
+    return joined_text(parts, f"{where}.parts", "part")

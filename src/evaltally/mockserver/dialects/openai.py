@@ -7,10 +7,12 @@ from typing import Any, ClassVar
 
 from evaltally.mockserver.answers import Completion, Prompt
 from evaltally.mockserver.dialects.base import (
-    AuthSettings,
     ClientFault,
     Dialect,
+    ErrorReply,
     ReplyContext,
+    bearer_token,
+    bucket_headers,
     optional_int,
     require_list,
     text_of,
@@ -45,19 +47,17 @@ class OpenAIDialect(Dialect):
     # With and without /v1: OpenAI-compatible base URLs differ on whether they include it.
     routes: ClassVar[tuple[str, ...]] = ("/v1/chat/completions", "/chat/completions")
 
-    def check_auth(
-        self, headers: Mapping[str, str], query: Mapping[str, str], auth: AuthSettings
+    def check_key(
+        self, headers: Mapping[str, str], query: Mapping[str, str], key: str | None
     ) -> None:
-        if not auth.require:
-            return
-        value = headers.get("Authorization", "")
-        if not value.startswith("Bearer ") or not value[7:].strip():
+        token = bearer_token(headers)
+        if not token:
             raise ClientFault(
                 401,
                 "You didn't provide an API key. You need to provide your API key in an "
                 "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
             )
-        if auth.api_key is not None and value[7:].strip() != auth.api_key:
+        if key is not None and token != key:
             raise ClientFault(401, "Incorrect API key provided.", "invalid_api_key")
 
     def parse(self, body: Any, headers: Mapping[str, str], path_model: str | None) -> Prompt:
@@ -117,21 +117,13 @@ class OpenAIDialect(Dialect):
             "system_fingerprint": "fp_evaltally_mock",
         }
 
-    def error(
-        self,
-        status: int,
-        message: str,
-        code: str | None,
-        retry_after: float | None,
-        ctx: ReplyContext,
-    ) -> tuple[dict[str, Any], dict[str, str]]:
-        etype, ecode = _ERRORS.get(status, ("server_error", None))
-        if status == 429 and code == "tokens":
+    def error_body(self, err: ErrorReply, ctx: ReplyContext) -> dict[str, Any]:
+        etype, ecode = _ERRORS.get(err.status, ("server_error", None))
+        if err.status == 429 and err.code == "tokens":
             etype = "tokens"
-        elif code is not None and status != 429:
-            ecode = code
-        body = {"error": {"message": message, "type": etype, "param": None, "code": ecode}}
-        return body, {}
+        elif err.code is not None and err.status != 429:
+            ecode = err.code
+        return {"error": {"message": err.message, "type": etype, "param": None, "code": ecode}}
 
     def id_headers(self, ctx: ReplyContext) -> dict[str, str]:
         return {
@@ -140,13 +132,6 @@ class OpenAIDialect(Dialect):
         }
 
     def limit_headers(self, snap: LimitSnapshot) -> dict[str, str]:
-        out: dict[str, str] = {}
-        if snap.rpm is not None:
-            out["x-ratelimit-limit-requests"] = str(snap.rpm)
-            out["x-ratelimit-remaining-requests"] = str(snap.rpm_remaining)
-            out["x-ratelimit-reset-requests"] = openai_duration(snap.rpm_reset_s)
-        if snap.tpm is not None:
-            out["x-ratelimit-limit-tokens"] = str(snap.tpm)
-            out["x-ratelimit-remaining-tokens"] = str(snap.tpm_remaining)
-            out["x-ratelimit-reset-tokens"] = openai_duration(snap.tpm_reset_s)
-        return out
+        return bucket_headers(
+            snap, lambda family, field: f"x-ratelimit-{field}-{family}", openai_duration
+        )
