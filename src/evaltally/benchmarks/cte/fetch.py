@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import aiohttp
 
@@ -30,6 +31,15 @@ OFFICIAL_URLS: tuple[str, ...] = (
 CHUNK = 1 << 16
 
 Progress = Callable[[int, int | None], None]
+
+
+class FetchOptions(TypedDict, total=False):
+    """The keyword options of ``fetch_async`` (defaults there), passed through by ``fetch``."""
+
+    urls: Sequence[str]
+    sha256: str
+    timeout: float
+    progress: Progress | None
 
 
 def sha256_file(path: Path) -> str:
@@ -119,15 +129,6 @@ async def fetch_async(
     )
 
 
-def fetch(
-    out_dir: Path,
-    *,
-    urls: Sequence[str] = OFFICIAL_URLS,
-    sha256: str = OFFICIAL_SHA256,
-    timeout: float = 120.0,
-    progress: Progress | None = None,
-) -> Path:
+def fetch(out_dir: Path, **options: Unpack[FetchOptions]) -> Path:
     """Synchronous ``fetch_async`` (for the CLI)."""
-    return asyncio.run(
-        fetch_async(out_dir, urls=urls, sha256=sha256, timeout=timeout, progress=progress)
-    )
+    return asyncio.run(fetch_async(out_dir, **options))
