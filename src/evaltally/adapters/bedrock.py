@@ -96,28 +96,19 @@ class BedrockAdapter(WireAdapter):
         region = self._region(endpoint)
         base = (endpoint.base_url or DEFAULT_URL).format(region=region).rstrip("/")
         url = f"{base}/model/{quote(endpoint.model, safe='')}/converse"
-        unsigned = json_post(url, self._payload(endpoint, messages), {})
-        return sign(
-            unsigned,
-            credentials_from_env(self.env),
-            region=region,
-            service=SERVICE,
-            now=self.clock(),
-        )
+        return self._sign(json_post(url, self._payload(endpoint, messages), {}), region, SERVICE)
 
     def prepare_attempt(self, request: HttpRequest) -> HttpRequest:
         """The same request re-signed with the current time (body unchanged)."""
         scope = signed_scope(request)
         if scope is None:
             return request
-        region, service = scope
-        return sign(
-            request,
-            credentials_from_env(self.env),
-            region=region,
-            service=service,
-            now=self.clock(),
-        )
+        return self._sign(request, *scope)
+
+    def _sign(self, request: HttpRequest, region: str, service: str) -> HttpRequest:
+        """`request` signed now, with the credentials the environment holds now."""
+        creds = credentials_from_env(self.env)
+        return sign(request, creds, region=region, service=service, now=self.clock())
 
     def parse_response(self, response: HttpResponse) -> Completion | AttemptError:
         data = decode_json(response.body)
