@@ -7,9 +7,10 @@ from typing import Any
 
 import orjson
 import pytest
+from adapter_testkit import assert_error, endpoint_factory, response
 
 from evaltally.adapters.anthropic import DEFAULT_MAX_TOKENS, AnthropicAdapter
-from evaltally.adapters.base import Endpoint, HttpResponse
+from evaltally.adapters.base import HttpResponse
 from evaltally.records import AttemptError, Completion, ErrorAction, Usage
 
 KEY = "sk-ant-test-0123456789"
@@ -22,18 +23,12 @@ MESSAGES = [
 ]
 
 
-def endpoint(**kw: Any) -> Endpoint:
-    base: dict[str, Any] = {
-        "model": "claude-haiku-4-5",
-        "base_url": "https://api.anthropic.com",
-        "api_key": KEY,
-        "params": {"temperature": 0.0, "stop": "END"},
-    }
-    return Endpoint(**(base | kw))
-
-
-def response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> HttpResponse:
-    return HttpResponse(status, headers or {}, orjson.dumps(body))
+endpoint = endpoint_factory(
+    model="claude-haiku-4-5",
+    base_url="https://api.anthropic.com",
+    api_key=KEY,
+    params={"temperature": 0.0, "stop": "END"},
+)
 
 
 def test_request_shape() -> None:
@@ -150,14 +145,9 @@ def test_missing_content_is_bad_body() -> None:
 def test_documented_errors(status: int, kind: str, action: ErrorAction) -> None:
     body = {"type": "error", "error": {"type": kind, "message": "Overloaded"}}
     result = AnthropicAdapter().parse_response(response(body, status, {"retry-after": "3"}))
-    assert isinstance(result, AttemptError)
-    assert result.action is action
-    assert result.error_class == f"http_{status}"
-    assert result.detail.startswith(f"[{kind}]")
-    if action is ErrorAction.RETRY:
-        assert result.retry_after_s == 3.0
-    if action is ErrorAction.STOP_LANE:
-        assert "ANTHROPIC_API_KEY" in result.detail
+    assert_error(
+        result, action, kind, key_env="ANTHROPIC_API_KEY", status=status, retry_after_s=3.0
+    )
 
 
 def test_rate_limit_headers() -> None:

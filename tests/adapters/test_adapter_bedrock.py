@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import orjson
 import pytest
+from adapter_testkit import assert_error, endpoint_factory
 
 from evaltally.adapters import http_adapter, prepare_attempt
 from evaltally.adapters.base import Endpoint, HttpResponse
@@ -38,13 +38,11 @@ def adapter(env: dict[str, str] | None = None, clock: Clock | None = None) -> Be
     return BedrockAdapter(env=ENV if env is None else env, clock=clock or Clock())
 
 
-def endpoint(**kw: Any) -> Endpoint:
-    base: dict[str, Any] = {
-        "model": MODEL,
-        "base_url": "",
-        "params": {"max_tokens": 128, "temperature": 0.0, "top_k": 5, "stop": ["END"]},
-    }
-    return Endpoint(**(base | kw))
+endpoint = endpoint_factory(
+    model=MODEL,
+    base_url="",
+    params={"max_tokens": 128, "temperature": 0.0, "top_k": 5, "stop": ["END"]},
+)
 
 
 def test_request_url_body_and_signature() -> None:
@@ -204,13 +202,8 @@ def test_documented_errors(status: int, kind: str, action: ErrorAction) -> None:
     }
     body = orjson.dumps({"message": "Too many requests, please wait before trying again."})
     result = adapter().parse_response(HttpResponse(status, headers, body))
-    assert isinstance(result, AttemptError)
-    assert result.action is action
-    assert result.error_class == f"http_{status}"
-    assert result.status == status
-    assert result.detail.startswith(f"[{kind}]")
-    if action is ErrorAction.STOP_LANE:
-        assert "AWS_ACCESS_KEY_ID" in result.detail
+    error = assert_error(result, action, kind, key_env="AWS_ACCESS_KEY_ID", status=status)
+    assert error.status == status
 
 
 def test_error_type_from_body_when_header_missing() -> None:

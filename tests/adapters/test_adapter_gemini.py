@@ -6,8 +6,9 @@ from typing import Any
 
 import orjson
 import pytest
+from adapter_testkit import assert_error, endpoint_factory, response
 
-from evaltally.adapters.base import Endpoint, HttpResponse
+from evaltally.adapters.base import HttpResponse
 from evaltally.adapters.gemini import GeminiAdapter
 from evaltally.records import AttemptError, Completion, ErrorAction, Usage
 
@@ -20,18 +21,12 @@ MESSAGES = [
 ]
 
 
-def endpoint(**kw: Any) -> Endpoint:
-    base: dict[str, Any] = {
-        "model": "gemini-3.5-flash",
-        "base_url": "https://generativelanguage.googleapis.com",
-        "api_key": KEY,
-        "params": {"temperature": 0.0, "max_tokens": 256, "top_p": 0.9, "stop": "END"},
-    }
-    return Endpoint(**(base | kw))
-
-
-def response(body: Any, status: int = 200) -> HttpResponse:
-    return HttpResponse(status, {}, orjson.dumps(body))
+endpoint = endpoint_factory(
+    model="gemini-3.5-flash",
+    base_url="https://generativelanguage.googleapis.com",
+    api_key=KEY,
+    params={"temperature": 0.0, "max_tokens": 256, "top_p": 0.9, "stop": "END"},
+)
 
 
 def test_request_shape_and_key_in_header_only() -> None:
@@ -182,13 +177,7 @@ def test_documented_errors(code: int, status: str, action: ErrorAction) -> None:
         }
     }
     result = GeminiAdapter().parse_response(response(body, code))
-    assert isinstance(result, AttemptError)
-    assert result.action is action
-    assert result.detail.startswith(f"[{status}]")
-    if action is ErrorAction.RETRY:
-        assert result.retry_after_s == 12.0
-    if action is ErrorAction.STOP_LANE:
-        assert "GEMINI_API_KEY" in result.detail
+    assert_error(result, action, status, key_env="GEMINI_API_KEY", retry_after_s=12.0)
 
 
 def test_no_rate_limit_headers() -> None:

@@ -7,8 +7,10 @@ from typing import Any
 
 import orjson
 import pytest
+from adapter_testkit import endpoint_factory
+from adapter_testkit import response as json_response
 
-from evaltally.adapters.base import Endpoint, HttpResponse
+from evaltally.adapters.base import HttpResponse
 from evaltally.adapters.openai import OpenAIAdapter
 from evaltally.records import AttemptError, Completion, ErrorAction, RateLimitSnapshot, Usage
 
@@ -19,19 +21,16 @@ MESSAGES = [
 KEY = "sk-test-0123456789abcdefghij"
 
 
-def endpoint(**kw: Any) -> Endpoint:
-    base: dict[str, Any] = {
-        "model": "gpt-5.4-mini",
-        "base_url": "https://api.openai.com/v1/",
-        "api_key": KEY,
-        "params": {"temperature": 0.0, "max_tokens": 64, "seed": 7, "stop": ["\n\n"]},
-    }
-    return Endpoint(**(base | kw))
+endpoint = endpoint_factory(
+    model="gpt-5.4-mini",
+    base_url="https://api.openai.com/v1/",
+    api_key=KEY,
+    params={"temperature": 0.0, "max_tokens": 64, "seed": 7, "stop": ["\n\n"]},
+)
 
 
 def response(body: Any, status: int = 200, **headers: str) -> HttpResponse:
-    raw = body if isinstance(body, bytes) else orjson.dumps(body)
-    return HttpResponse(status, {k.replace("_", "-"): v for k, v in headers.items()}, raw)
+    return json_response(body, status, {k.replace("_", "-"): v for k, v in headers.items()})
 
 
 def test_request_url_headers_and_body() -> None:
