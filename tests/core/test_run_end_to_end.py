@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from conftest import FAKE_KEY, tally, write_config, write_items
+from evaltally.ledger import unpack_body
 
 
 def _export(run_dir: Path, out: Path) -> list[dict[str, Any]]:
@@ -68,7 +69,7 @@ def test_chain_turns_carry_earlier_answers(tmp_path: Path, mock_process: Any) ->
     assert tally("run", str(config)).returncode == 0
     db = sqlite3.connect(tmp_path / "runs" / "t" / "ledger.sqlite")
     bodies = [
-        orjson.loads(b)
+        orjson.loads(unpack_body(b))
         for (b,) in db.execute("SELECT request_body FROM attempts WHERE request_body IS NOT NULL")
     ]
     third = [b for b in bodies if len(b["messages"]) == 5]

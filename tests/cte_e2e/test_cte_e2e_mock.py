@@ -16,6 +16,7 @@ from conftest import tally
 from evaltally.benchmarks.base import StepAnswer
 from evaltally.benchmarks.cte.benchmark import CteBenchmark
 from evaltally.config import BenchmarkConfig
+from evaltally.ledger import unpack_body
 from evaltally.prompts.cte import PROMPT_VERSION
 from evaltally.records import PlannedCall, Status
 from evaltally.report import grade_export
@@ -125,7 +126,7 @@ def test_scripted_model_metrics_and_rollout_feedback(tmp_path: Path, mock_proces
         conn.close()
 
     def user_text(body: bytes) -> str:
-        return str(orjson.loads(body)["messages"][-1]["content"])
+        return str(orjson.loads(unpack_body(body))["messages"][-1]["content"])
 
     wrong_line = f"-> {json.dumps(WRONG)}"
     seen = {step: wrong_line in user_text(body) for step, body in bodies}

@@ -1,5 +1,6 @@
 """The append-only run ledger: store (single writer), resume queries, status, export, verify."""
 
+from evaltally.ledger.bodies import unpack as unpack_body
 from evaltally.ledger.chain import plan_fingerprint
 from evaltally.ledger.export import ExportRow, export_run
 from evaltally.ledger.results import PendingChain, PlanDelta, RecordedAnswer
@@ -21,5 +22,6 @@ __all__ = [
     "export_run",
     "plan_fingerprint",
     "run_status",
+    "unpack_body",
     "verify_run",
 ]

@@ -20,7 +20,7 @@ import aiosqlite
 import orjson
 
 from evaltally.errors import LedgerError
-from evaltally.ledger import plan
+from evaltally.ledger import bodies, plan
 from evaltally.ledger.files import RunLock, check_file, ledger_path, translate
 from evaltally.ledger.pending import compute_pending
 from evaltally.ledger.results import PendingChain, PlanDelta
@@ -149,7 +149,7 @@ class Ledger:
                 "start",
                 time.time(),
                 request_hash,
-                bytes(request_body),
+                bodies.pack(request_body),
                 None,
                 None,
                 None,
@@ -188,12 +188,18 @@ class Ledger:
                 error_class,
                 error_detail,
                 _opt_float(retry_after_s),
-                None if response_body is None else bytes(response_body),
+                None if response_body is None else bodies.pack(response_body),
                 *_usage(usage),
                 float(latency_ms),
                 request_id,
             ),
         )
+
+    async def throttle(self, max_backlog: int = 10_000) -> None:
+        """Backpressure: a producer faster than the disk (an offline predictor answers in
+        microseconds) waits for the writer, so queued request bodies never pile up in memory."""
+        if self._writer.backlog > max_backlog:
+            await self._writer.flush()
 
     def outcome(
         self,

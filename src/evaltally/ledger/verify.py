@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import zlib
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from evaltally.ledger import chain
+from evaltally.ledger import bodies, chain
 from evaltally.ledger.files import connect_ro, iso, ledger_path, lock_holder, translate
 from evaltally.ledger.schema import (
     BLOB_POSITIONS,
@@ -206,7 +207,11 @@ def _request_hashes(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[
         "SELECT seq, call_id, request_hash, request_body FROM attempts WHERE kind = 'start'"
         " ORDER BY seq"
     ):
-        if body is None or hashlib.sha256(body).hexdigest() != rhash:
+        try:
+            raw = None if body is None else bodies.unpack(body)
+        except zlib.error:
+            raw = None
+        if raw is None or hashlib.sha256(raw).hexdigest() != rhash:
             yield (
                 f"attempts seq {seq}{_short(call_id)}: request_hash is not the sha256 of the "
                 "recorded request body"

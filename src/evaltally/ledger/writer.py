@@ -119,6 +119,11 @@ class Writer:
         if len(self._items) >= self._max_rows:
             self._urgent.set()
 
+    @property
+    def backlog(self) -> int:
+        """Events enqueued and not yet handed to SQLite."""
+        return len(self._items)
+
     async def flush(self) -> None:
         self.check()
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -82,6 +82,7 @@ class Scheduler:
                 continue
             result = await self._run_call(unit, bench, call, earlier, work)
             self._record(unit, call, result)
+            await self.ledger.throttle()
             if result.status is Status.FAILED or result.status is Status.BLOCKED:
                 blocked_reason = f"an earlier call of its chain (step {call.step}) did not finish"
             earlier.append(StepAnswer(call.step, result.status, result.raw_text, result.parsed))

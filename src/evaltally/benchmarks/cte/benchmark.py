@@ -25,6 +25,9 @@ from evaltally.prompts import cte as prompts
 from evaltally.prompts.cte_parse import parse_answer
 from evaltally.records import Message, PlannedCall, Status, content_hash
 
+# Bound on cached free-rollout history lines (about 200 bytes each).
+PREDICTION_CACHE_SIZE = 200_000
+
 PROTOCOLS = ("answers_revealed", "no_feedback", "free_rollout")
 WINDOW = 20
 OPTIONS = ("data", "protocols", "limit", "services", "kinds")
@@ -69,6 +72,9 @@ class CteBenchmark(Benchmark):
         self._hashes = {s.item_id: content_hash(s.raw, 32) for s in picked}
         # Formatting JSON dominates rendering; each scenario's true lines are made once.
         self._lines: dict[str, tuple[list[str], list[str]]] = {}
+        # A free rollout re-shows each earlier prediction in up to 20 later prompts; a
+        # prediction's line depends only on the call and the answer text, so it is made once.
+        self._predicted: dict[tuple[str, int, Status, str | None], str] = {}
 
     # -- options ---------------------------------------------------------------------------
 
@@ -133,10 +139,19 @@ class CteBenchmark(Benchmark):
         if call.protocol == "free_rollout":
             if len(earlier) < i:
                 raise ValueError(f"free rollout step {i} rendered with {len(earlier)} answers")
-            shown = [_prediction_line(scenario, j, earlier[j]) for j in range(i)]
+            shown = [self._prediction_line(scenario, j, earlier[j]) for j in range(i)]
             return self._messages(scenario, i, shown, windowed=True)
         future = self._true_future(scenario, i, call.protocol)
         return self._messages(scenario, i, future, windowed=call.protocol != "no_feedback")
+
+    def _prediction_line(self, scenario: Scenario, j: int, answer: StepAnswer) -> str:
+        key = (scenario.item_id, j, answer.status, answer.raw_text)
+        line = self._predicted.get(key)
+        if line is None:
+            if len(self._predicted) >= PREDICTION_CACHE_SIZE:
+                self._predicted.clear()
+            line = self._predicted[key] = _prediction_line(scenario, j, answer)
+        return line
 
     def estimate_messages(self, call: PlannedCall) -> list[Message]:
         # Before anything ran there are no predictions; true responses have the same shape.
