@@ -1,27 +1,19 @@
-"""Shared fixtures: a real mock provider on 127.0.0.1 (in-process or as a subprocess), sweep
-configs written to tmp_path, and the `tally` command run as a real subprocess."""
+"""Shared fixtures: a real mock provider on 127.0.0.1, in-process or as a subprocess."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from evaltally.mockserver import MockConfig, MockServer
-
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-FAKE_KEY = "sk-test-DO-NOT-LEAK-0123456789abcdefXYZ"
+from testkit import MockProcess
 
 
 @pytest.fixture
@@ -38,17 +30,6 @@ async def mock_server() -> AsyncIterator[Callable[..., Any]]:
     yield start
     for srv in servers:
         await srv.stop()
-
-
-@dataclass
-class MockProcess:
-    base_url: str
-    proc: subprocess.Popen[bytes]
-
-    def stats(self) -> dict[str, Any]:
-        with urllib.request.urlopen(self.base_url + "/stats", timeout=5) as resp:
-            data: dict[str, Any] = orjson.loads(resp.read())
-            return data
 
 
 @pytest.fixture
@@ -80,58 +61,3 @@ def mock_process(tmp_path: Path) -> Iterator[Callable[..., MockProcess]]:
             proc.wait()
         if proc.stderr is not None:
             proc.stderr.close()
-
-
-def write_items(path: Path, n: int, *, turns: int = 0) -> Path:
-    lines = []
-    for i in range(n):
-        if turns:
-            item = {"id": f"c{i}", "turns": [f"chain {i} turn {t}" for t in range(turns)]}
-        else:
-            item = {"id": f"q{i}", "messages": [{"role": "user", "content": f"question {i}"}]}
-        lines.append(orjson.dumps(item).decode())
-    path.write_text("\n".join(lines) + "\n")
-    return path
-
-
-def write_config(
-    tmp_path: Path,
-    base_url: str,
-    *,
-    items: str = "items.jsonl",
-    name: str = "t",
-    samples: int = 1,
-    limits: str = "concurrency = 8\nbackoff_initial_s = 0.05\nbackoff_max_s = 0.5",
-    models: tuple[str, ...] = ("m1",),
-    extra_model: str = "",
-    parse: str = "text",
-) -> Path:
-    blocks = [f'[run]\nname = "{name}"\nruns_dir = "runs"\n']
-    for key in models:
-        blocks.append(
-            f'[[models]]\nkey = "{key}"\nprovider = "openai"\nmodel = "{key}-model"\n'
-            f'base_url = "{base_url}/v1"\napi_key_env = "EVALTALLY_TEST_KEY"\n{extra_model}'
-            f"[models.params]\ntemperature = 0.0\nmax_tokens = 64\n[models.limits]\n{limits}\n"
-        )
-    blocks.append(
-        f'[[benchmarks]]\nkind = "prompts"\npath = "{items}"\nsamples = {samples}\n'
-        f'parse = "{parse}"\n'
-    )
-    path = tmp_path / f"{name}.toml"
-    path.write_text("\n".join(blocks))
-    return path
-
-
-def tally(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    """Run `tally` as a real subprocess with the test key set."""
-    full_env = {**os.environ, "EVALTALLY_TEST_KEY": FAKE_KEY, **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "evaltally", *args],
-        env=full_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )

@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from conftest import tally, write_config, write_items
+from testkit import tally, write_config, write_items
 
 
 def test_budget_blocks_the_rest_and_resume_with_more_budget_finishes(

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import write_config, write_items
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import load_config, read_api_keys
 from evaltally.errors import ConfigError, CredentialError, DataError
+from testkit import write_config, write_items
 
 
 def _config(tmp_path: Path, text: str) -> Path:

@@ -7,10 +7,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from conftest import FAKE_KEY, write_config, write_items
 from evaltally.config import load_config
 from evaltally.mockserver import FaultRule
 from evaltally.runner.session import run_session
+from testkit import FAKE_KEY, write_config, write_items
 
 ENV = {"EVALTALLY_TEST_KEY": FAKE_KEY}
 FAST = (

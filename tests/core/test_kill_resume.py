@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from conftest import FAKE_KEY, tally, write_config, write_items
+from testkit import FAKE_KEY, tally, write_config, write_items
 
 # Fields that legitimately differ between an interrupted and an uninterrupted run.
 VOLATILE = {"latency_ms", "attempts"}

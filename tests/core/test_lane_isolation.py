@@ -7,9 +7,9 @@ import io
 from pathlib import Path
 from typing import Any
 
-from conftest import write_items
 from evaltally.config import load_config
 from evaltally.runner.session import run_session
+from testkit import write_items
 
 LIMITS = (
     "concurrency = 4\nmax_attempts = 50\nbackoff_initial_s = 0.05\nbackoff_max_s = 0.2\n"

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from conftest import FAKE_KEY, tally, write_config, write_items
+from testkit import FAKE_KEY, tally, write_config, write_items
 
 
 def test_extension_adds_calls_and_keeps_answers(tmp_path: Path, mock_process: Any) -> None:

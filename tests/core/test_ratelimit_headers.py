@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from conftest import FAKE_KEY, write_config, write_items
 from evaltally.config import load_config
 from evaltally.runner.session import run_session
+from testkit import FAKE_KEY, write_config, write_items
 
 
 async def test_advertised_limits_pace_the_lane(tmp_path: Path, mock_server: Any) -> None:

@@ -8,8 +8,8 @@ from typing import Any
 
 import orjson
 
-from conftest import FAKE_KEY, tally, write_config, write_items
 from evaltally.ledger import unpack_body
+from testkit import FAKE_KEY, tally, write_config, write_items
 
 
 def _export(run_dir: Path, out: Path) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from conftest import tally, write_config, write_items
+from testkit import tally, write_config, write_items
 
 
 def test_status_flags_reasoning_used_while_requested_off(tmp_path: Path, mock_process: Any) -> None:

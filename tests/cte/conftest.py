@@ -20,7 +20,9 @@ OFFICIAL = (
 @pytest.fixture(scope="session")
 def official_path() -> Path:
     if not OFFICIAL.exists():
-        pytest.skip(f"official Core-v1 copy not found at {OFFICIAL}")
+        pytest.fail(
+            f"official Core-v1 copy not found at {OFFICIAL}: ../shared must be beside the clone"
+        )
     return OFFICIAL
 
 

@@ -12,7 +12,6 @@ from typing import Any
 import orjson
 from cte_e2e_kit import builtin_records, write_records
 
-from conftest import tally
 from evaltally.benchmarks.base import StepAnswer
 from evaltally.benchmarks.cte.benchmark import CteBenchmark
 from evaltally.config import BenchmarkConfig
@@ -20,6 +19,7 @@ from evaltally.ledger import unpack_body
 from evaltally.prompts.cte import PROMPT_VERSION
 from evaltally.records import PlannedCall, Status
 from evaltally.report import grade_export
+from testkit import tally
 
 WRONG = {"wrong": 3}
 

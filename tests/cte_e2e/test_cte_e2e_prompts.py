@@ -114,7 +114,6 @@ def test_no_prompt_leaks_builtin(tmp_path: Path) -> None:
     assert check_no_leak(bench(tmp_path), stride=9) > 3000
 
 
-@pytest.mark.skipif(not CORE_V1.exists(), reason="Core-v1 copy not present")
 def test_no_prompt_leaks_core_v1(tmp_path: Path) -> None:
     assert check_no_leak(bench(tmp_path, data=str(CORE_V1)), stride=13) > 2000
 
@@ -164,7 +163,6 @@ def test_option_errors_name_the_key(tmp_path: Path, options: dict[str, Any], key
     assert f"benchmarks[0].{key}" in str(exc.value)
 
 
-@pytest.mark.skipif(not CORE_V1.exists(), reason="Core-v1 copy not present")
 def test_paper_config_plans_10200_per_model_and_protocol(tmp_path: Path) -> None:
     for name in ("cte-paper", "cte-rehearsal", "cte-core-v1-baselines"):
         path = REPO / "configs" / f"{name}.toml"

@@ -14,11 +14,11 @@ import orjson
 import pytest
 from cte_e2e_kit import CORE_V1, baseline_config
 
-from conftest import tally
 from evaltally.benchmarks.cte.records import load_scenarios
 from evaltally.benchmarks.cte.stats import composition, resolve_data
 from evaltally.report import grade_export
 from evaltally.report.collect import collect
+from testkit import tally
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -82,7 +82,6 @@ def test_demo_kill_resume_report_equals_grade(tmp_path: Path) -> None:
         assert _metric(groups, "replay", protocol, "coverage") == 1.0
 
 
-@pytest.mark.skipif(not CORE_V1.exists(), reason="Core-v1 copy not present")
 def test_table1_through_the_runner(tmp_path: Path) -> None:
     config = baseline_config(tmp_path, "t1", str(CORE_V1), 'protocols = ["no_feedback"]\n')
     run = tally("run", str(config), timeout=240)

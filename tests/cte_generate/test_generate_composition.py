@@ -9,8 +9,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from evaltally.benchmarks.cte.generate import COMPOSITION, RECORD_KEYS
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -64,7 +62,6 @@ def test_record_encoding(builtin_records: Records) -> None:
                 assert isinstance(step["response"]["error"]["code"], str)
 
 
-@pytest.mark.skipif(not OFFICIAL.exists(), reason="official Core-v1 copy not beside the repo")
 def test_same_shapes_as_the_official_file(builtin_records: Records) -> None:
     with gzip.open(OFFICIAL, "rt", encoding="utf-8") as fh:
         official = [json.loads(line) for line in fh]
