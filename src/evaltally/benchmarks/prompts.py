@@ -19,6 +19,7 @@ import orjson
 from evaltally.benchmarks.base import Benchmark, ChainTemplate, ParseResult, StepAnswer
 from evaltally.config import BenchmarkConfig
 from evaltally.errors import ConfigError, DataError
+from evaltally.jsonl import read_jsonl
 from evaltally.records import Message, PlannedCall, content_hash
 
 ROLES = {"system", "user", "assistant"}
@@ -80,18 +81,8 @@ class PromptsBenchmark(Benchmark):
 
 def load_items(path: Path) -> dict[str, dict[str, Any]]:
     """Read and validate an items file; errors name the file, line and field."""
-    try:
-        lines = path.read_bytes().splitlines()
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read the items file: {exc.strerror or exc}") from exc
     items: dict[str, dict[str, Any]] = {}
-    for lineno, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            item = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise DataError(f"{path}:{lineno}: not valid JSON ({exc})") from exc
+    for lineno, item in read_jsonl(path, "items file"):
         _check_item(path, lineno, item)
         if item["id"] in items:
             raise DataError(f"{path}:{lineno}: duplicate item id {item['id']!r}")

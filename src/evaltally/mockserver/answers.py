@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from evaltally.errors import DataError
+from evaltally.jsonl import read_objects
 
 FINISH_KINDS = ("stop", "length", "safety")
 
@@ -101,15 +100,7 @@ class Script:
 
     @classmethod
     def load(cls, path: Path) -> Script:
-        try:
-            raw_lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            raise DataError(f"{path}: cannot read answers file: {exc}") from exc
-        lines: list[ScriptLine] = []
-        for no, raw in enumerate(raw_lines, start=1):
-            if not raw.strip() or raw.lstrip().startswith("#"):
-                continue
-            lines.append(_parse_line(path, no, raw))
+        lines = [_parse_line(path, no, obj) for no, obj in read_objects(path, "answers file")]
         return cls(lines)
 
     def find(self, prompt: Prompt) -> tuple[ScriptLine | None, int]:
@@ -131,14 +122,8 @@ class Script:
         return line.answers[n % len(line.answers)]
 
 
-def _parse_line(path: Path, no: int, raw: str) -> ScriptLine:
+def _parse_line(path: Path, no: int, obj: dict[str, Any]) -> ScriptLine:
     where = f"{path}:{no}"
-    try:
-        obj = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise DataError(f"{where}: not valid JSON: {exc}") from exc
-    if not isinstance(obj, dict):
-        raise DataError(f"{where}: each line must be a JSON object")
     unknown = set(obj) - _LINE_KEYS
     if unknown:
         raise DataError(f"{where}: unknown keys {sorted(unknown)}; allowed {sorted(_LINE_KEYS)}")

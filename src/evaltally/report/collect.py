@@ -12,10 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from evaltally.benchmarks.cte.grade import GradedCall
 from evaltally.errors import DataError
+from evaltally.jsonl import read_objects
 
 ORACLE_FIELDS = ("scenario_id", "service", "intervention_kind", "future_index", "target")
 GroupKey = tuple[str, str, str]
@@ -31,21 +30,8 @@ class Collected:
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any]]:
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise DataError(f"{path}: cannot read the export: {exc.strerror or exc}") from exc
-    with fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: not valid JSON ({exc})") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{lineno}: an export row must be a JSON object")
-            yield row
+    for _, row in read_objects(path, "export"):
+        yield row
 
 
 def graded_from_row(row: dict[str, Any]) -> GradedCall:

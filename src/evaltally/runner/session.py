@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -58,15 +58,7 @@ def load_run_config(run_dir: Path) -> SweepConfig:
     base = Path(base_file.read_text().strip()) if base_file.exists() else run_dir
     config = load_config(copy, base_dir=base)
     # The run directory is wherever the run lives now, even if it was moved.
-    return SweepConfig(
-        path=copy,
-        name=run_dir.name,
-        runs_dir=run_dir.parent,
-        models=config.models,
-        benchmarks=config.benchmarks,
-        budget_usd=config.budget_usd,
-        text=config.text,
-    )
+    return replace(config, path=copy, name=run_dir.name, runs_dir=run_dir.parent)
 
 
 def build_unit(model: ModelConfig, api_key: str | None, lane: Lane) -> LaneUnit:

@@ -12,15 +12,13 @@ Encodings accepted (the official file was checked): each trace is a JSON array o
 from __future__ import annotations
 
 import ast
-import gzip
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from evaltally.errors import DataError
+from evaltally.jsonl import read_jsonl
 
 from .executor import SOURCE_EDIT_KINDS, STATE_KINDS, revert_edit
 
@@ -294,15 +292,6 @@ def parse_record(rec: Any, path: Path, line: int) -> Scenario:
     )
 
 
-def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    try:
-        opener = gzip.open if path.name.endswith(".gz") else open
-        with opener(path, "rb") as fh:
-            yield from enumerate(fh, start=1)
-    except (OSError, EOFError) as exc:
-        raise DataError(f"{path}: cannot read: {exc}") from exc
-
-
 def load_scenarios(
     path: str | Path, *, unedited_sources: Mapping[str, str] | None = None
 ) -> list[Scenario]:
@@ -315,13 +304,7 @@ def load_scenarios(
         raise DataError(f"{p}: no such file")
     out: list[Scenario] = []
     seen: dict[str, int] = {}
-    for line, raw in _lines(p):
-        if not raw.strip():
-            continue
-        try:
-            rec = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise DataError(f"{p}:{line}: not valid JSON: {exc}") from None
+    for line, rec in read_jsonl(p, "scenario file"):
         sc = parse_record(rec, p, line)
         if sc.item_id in seen:
             raise DataError(
