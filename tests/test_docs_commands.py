@@ -1,0 +1,46 @@
+"""What README and configs/ show works: the two entry commands exist, and every example config
+that needs no downloaded data validates and plans."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from testkit import REPO, tally
+
+
+def test_readme_starts_with_the_two_commands() -> None:
+    readme = (REPO / "README.md").read_text()
+    first_block = readme.split("```")[1]
+    assert "make demo" in first_block and "make test" in first_block
+    makefile = (REPO / "Makefile").read_text()
+    assert re.search(r"^demo:", makefile, re.M) and re.search(r"^test:", makefile, re.M)
+    assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+@pytest.mark.parametrize(
+    ("config", "calls"),
+    [
+        ("demo.toml", 91_800),
+        ("prompts-example.toml", 30),
+        ("prompts-rehearsal.toml", 100),
+    ],
+)
+def test_example_configs_plan(config: str, calls: int) -> None:
+    result = tally("plan", str(REPO / "configs" / config))
+    assert result.returncode == 0, result.stderr
+    assert f"total planned calls: {calls:,} (nothing was sent)" in result.stdout
+
+
+def test_every_documented_config_key_exists_in_docs() -> None:
+    docs = (REPO / "docs" / "config.md").read_text()
+    for key in ("concurrency", "rpm", "tpm", "api_key_env", "reasoning", "budget_usd", "samples"):
+        assert f"`{key}`" in docs
+
+
+def test_docs_links_resolve() -> None:
+    readme = (REPO / "README.md").read_text()
+    for link in re.findall(r"\]\((docs/[^)]+)\)", readme):
+        assert Path(REPO / link).exists(), link
