@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, cast
 
 from tenacity import (
     AsyncRetrying,
@@ -52,6 +52,11 @@ class LaneUnit:
     lane: Lane
     adapter: HttpAdapter | OfflineAdapter
     endpoint: Endpoint | None
+    offline: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        # Decided once: isinstance against a runtime-checkable Protocol is slow on a hot path.
+        self.offline = isinstance(self.adapter, OfflineAdapter)
 
 
 @dataclass(frozen=True)
@@ -95,10 +100,10 @@ class CallExecutor:
         self.sleep = sleep
 
     def build_body(self, unit: LaneUnit, messages: Sequence[Message]) -> bytes:
-        if isinstance(unit.adapter, OfflineAdapter):
+        if unit.offline:
             return offline_body(messages)
         assert unit.endpoint is not None
-        return unit.adapter.build_request(unit.endpoint, messages).body
+        return cast(HttpAdapter, unit.adapter).build_request(unit.endpoint, messages).body
 
     async def run(
         self,
@@ -108,8 +113,9 @@ class CallExecutor:
         bench: Benchmark,
         prior_attempts: int,
     ) -> CallResult:
-        if isinstance(unit.adapter, OfflineAdapter):
-            return self._offline(unit.adapter, call, messages, bench, prior_attempts)
+        if unit.offline:
+            adapter = cast(OfflineAdapter, unit.adapter)
+            return self._offline(adapter, call, messages, bench, prior_attempts)
         return await self._http(unit, call, messages, bench, prior_attempts)
 
     def _offline(
@@ -147,11 +153,13 @@ class CallExecutor:
         bench: Benchmark,
         prior: int,
     ) -> CallResult:
-        assert unit.endpoint is not None and isinstance(unit.adapter, HttpAdapter)
+        assert unit.endpoint is not None
         limits = unit.model.limits
-        request = unit.adapter.build_request(unit.endpoint, messages)
+        request = cast(HttpAdapter, unit.adapter).build_request(unit.endpoint, messages)
         rhash = request_hash(request.body)
-        reserve = count_messages(messages) + int(unit.model.params.get("max_tokens", 0) or 0)
+        reserve = 0
+        if unit.lane.counts_tokens:
+            reserve = count_messages(messages) + int(unit.model.params.get("max_tokens", 0) or 0)
         state = _AttemptState(attempt=prior)
         retrying = AsyncRetrying(
             stop=stop_after_attempt(limits.max_attempts),
@@ -182,8 +190,7 @@ class CallExecutor:
         reserve: int,
         state: _AttemptState,
     ) -> Completion:
-        lane, adapter = unit.lane, unit.adapter
-        assert isinstance(adapter, HttpAdapter)
+        lane, adapter = unit.lane, cast(HttpAdapter, unit.adapter)
         await lane.acquire(reserve)
         state.attempt += 1
         state.sent += 1

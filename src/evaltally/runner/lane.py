@@ -74,6 +74,12 @@ class Lane:
         self._last_reserve = 0.0
 
     @property
+    def counts_tokens(self) -> bool:
+        """Whether requests need a token estimate: the lane has a TPM bucket, or may adopt one
+        from the first response's headers. Lanes without one skip tiktoken entirely."""
+        return self.tpm is not None or self.probing
+
+    @property
     def breaker_state(self) -> BreakerState:
         return self.breaker.state(self.clock())
 
