@@ -35,6 +35,10 @@ from _common import (
 TIMEOUT_S = 600.0
 
 
+def _lane(args: argparse.Namespace) -> dict[str, Any]:
+    return {"concurrency": args.concurrency, "rpm": args.rpm, "tpm": args.tpm}
+
+
 def one_rep(
     rep: int, base_url: str, wd: Path, items: Path, one: Path, args: argparse.Namespace
 ) -> dict[str, Any]:
@@ -42,11 +46,11 @@ def one_rep(
     order = ("tally", "loop") if rep % 2 == 0 else ("loop", "tally")
     for who in order:
         if who == "tally":
-            cfg = write_config(wd, base_url, items, name=f"r{rep}", concurrency=args.concurrency)
+            cfg = write_config(wd, base_url, items, name=f"r{rep}", **_lane(args))
             out["tally_s"], _ = tally_run(cfg, timeout=TIMEOUT_S)
             status = run_status(wd / "runs" / f"r{rep}")["by_model"]["m1"]
             out["tally_ok"] = status["ok"]
-            cfg1 = write_config(wd, base_url, one, name=f"s{rep}", concurrency=args.concurrency)
+            cfg1 = write_config(wd, base_url, one, name=f"s{rep}", **_lane(args))
             out["tally_1_s"], _ = tally_run(cfg1, timeout=TIMEOUT_S)
             shutil.rmtree(wd / "runs", ignore_errors=True)
         else:
@@ -73,6 +77,10 @@ def main() -> dict[str, Any]:
     p.add_argument("--calls", type=int, default=2000)
     p.add_argument("--concurrency", type=int, default=64)
     p.add_argument("--reps", type=int, default=3)
+    # A lane given both limits skips its start-up probe (one request alone, to learn the
+    # provider's advertised limits before the whole concurrency goes out).
+    p.add_argument("--rpm", type=float, default=None, help="lane requests/min (default: none)")
+    p.add_argument("--tpm", type=float, default=None, help="lane tokens/min (default: none)")
     args = p.parse_args()
     return run(args)
 
