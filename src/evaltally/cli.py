@@ -29,6 +29,8 @@ EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 3
 EXIT_VERIFY_FAILED = 4
 EXIT_INTERRUPTED = 130
+# The end-of-run summary names at most this many failed calls; the export has them all.
+MAX_LISTED_FAILURES = 10
 
 app = typer.Typer(
     help="Plan-first LLM evaluation sweeps with an append-only ledger and exact resume.",
@@ -104,6 +106,11 @@ def _run(load: Callable[[], Any], budget: float | None) -> None:
     def go() -> int:
         cfg = load()
         result = asyncio.run(run_session(cfg, command=_command_line(), budget_usd=budget))
+        for line in result.failures[:MAX_LISTED_FAILURES]:
+            err.print(f"failed: {line}", highlight=False, markup=False)
+        if len(result.failures) > MAX_LISTED_FAILURES:
+            more = len(result.failures) - MAX_LISTED_FAILURES
+            err.print(f"... and {more} more failed calls (reasons in `tally export`)")
         for line in result.mismatches:
             err.print(f"[yellow]warning:[/] {line}", highlight=False)
         lines = [f"run directory: {result.run_dir}"]

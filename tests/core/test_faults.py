@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from evaltally.config import load_config
+from evaltally.ledger import unpack_body
 from evaltally.mockserver import FaultRule
 from evaltally.runner.session import run_session
-from testkit import FAKE_KEY, write_config, write_items
+from testkit import FAKE_KEY, tally, write_config, write_items
 
 ENV = {"EVALTALLY_TEST_KEY": FAKE_KEY}
 FAST = (
@@ -111,3 +112,24 @@ async def test_bad_credentials_stop_the_lane(tmp_path: Path, mock_server: Any) -
     for path in config.run_dir.rglob("*"):
         if path.is_file():
             assert FAKE_KEY.encode() not in path.read_bytes(), path
+
+
+def test_a_provider_answering_html_fails_the_call_by_name(
+    tmp_path: Path, mock_process: Any
+) -> None:
+    mock = mock_process("--fault", "html:100")
+    write_items(tmp_path / "items.jsonl", 2)
+    limits = FAST.replace("max_attempts = 6", "max_attempts = 2")
+    config = write_config(tmp_path, mock.base_url, limits=limits)
+    result = tally("run", str(config))
+    assert result.returncode == 3
+    failed = [line for line in result.stderr.splitlines() if line.startswith("failed:")]
+    assert len(failed) == 2
+    assert all("item 'q" in line and "bad_body" in line for line in failed)
+    assert "tally resume" in result.stderr
+    db = sqlite3.connect(tmp_path / "runs" / "t" / "ledger.sqlite")
+    bodies = [
+        unpack_body(b)
+        for (b,) in db.execute("SELECT response_body FROM attempts WHERE kind = 'end'")
+    ]
+    assert len(bodies) == 4 and all(b.lstrip().startswith(b"<") for b in bodies)

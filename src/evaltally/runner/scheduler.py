@@ -47,6 +47,8 @@ class Scheduler:
         self.benchmarks = benchmarks
         self.budget = budget
         self.mismatches: list[str] = []
+        self.failures: list[str] = []
+        """One line per call that ended failed (which call, why), for the end-of-run summary."""
 
     async def run(self, work: list[ChainWork]) -> None:
         queues: dict[str, deque[ChainWork]] = {key: deque() for key in self.units}
@@ -141,6 +143,11 @@ class Scheduler:
             latency_ms=result.latency_ms,
         )
         _count(unit, result)
+        if result.status is Status.FAILED:
+            self.failures.append(
+                f"{call.model} / {call.benchmark} / item {call.item_id!r} step {call.step} "
+                f"(call {call.call_id}): {result.reason}"
+            )
 
 
 def _count(unit: LaneUnit, result: CallResult) -> None:

@@ -39,6 +39,7 @@ class SessionResult:
     lanes: dict[str, Lane] = field(default_factory=dict)
     interrupted_attempts: int = 0
     mismatches: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -123,6 +124,7 @@ async def run_session(
         scheduler = Scheduler(ledger, CallExecutor(ledger, transport), units, benchmarks, budget)
         await _drive(scheduler, work, result.lanes, progress)
         result.mismatches = scheduler.mismatches
+        result.failures = scheduler.failures
     finally:
         if own_transport:
             await transport.close()
