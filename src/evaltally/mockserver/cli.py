@@ -14,7 +14,6 @@ import typer
 
 from evaltally.errors import EvaltallyError
 from evaltally.mockserver.config import FaultRule, MockConfig
-from evaltally.mockserver.server import serve
 
 
 def mock_server_command(
@@ -82,6 +81,8 @@ def mock_server_command(
         if fault:
             changes["faults"] = cfg.faults + tuple(FaultRule.parse(f) for f in fault)
         cfg = cfg.replace(changes, source="command line")
+        from evaltally.mockserver.server import serve
+
         serve(cfg, host=host, port=port, ready_file=ready_file)
     except EvaltallyError as exc:
         typer.echo(f"error: {exc}", err=True)
