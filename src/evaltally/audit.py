@@ -23,6 +23,11 @@ GROUP BY p.model
 """
 
 
+def reasoning_against_request(requested: str | None, reasoning_tokens: int) -> bool:
+    """The audit's rule: reasoning was requested off, yet the API reported reasoning tokens."""
+    return requested == "off" and reasoning_tokens > 0
+
+
 @dataclass(frozen=True)
 class ModelAudit:
     model: str
@@ -36,7 +41,7 @@ class ModelAudit:
 
     @property
     def flagged(self) -> bool:
-        return self.reasoning_requested == "off" and self.reasoning_tokens > 0
+        return reasoning_against_request(self.reasoning_requested, self.reasoning_tokens)
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "flagged": self.flagged}

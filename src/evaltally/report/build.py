@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from evaltally.audit import reasoning_against_request
 from evaltally.benchmarks.cte.grade import summarize
 from evaltally.errors import DataError
 from evaltally.report import plots, tables
@@ -37,7 +38,7 @@ def reasoning_audit(used: Mapping[str, int], requested: Mapping[str, str] | None
         if tokens <= 0:
             continue
         mode = (requested or {}).get(model)
-        if mode == "off":
+        if reasoning_against_request(mode, tokens):
             lines.append(
                 f'WARNING {model}: reasoning = "off" in the run\'s config, but the API reported '
                 f"{tokens:,} reasoning tokens; its numbers are not a no-reasoning result"

@@ -71,7 +71,6 @@ class Lane:
         self.probing = limits.rpm is None or limits.tpm is None
         self.stop_reason: str | None = None
         self.stats = LaneStats(started=now)
-        self._last_reserve = 0.0
 
     @property
     def counts_tokens(self) -> bool:
@@ -109,7 +108,6 @@ class Lane:
                     self.tpm.take(tokens, now)
                 self.stats.in_flight += 1
                 self.stats.attempts += 1
-                self._last_reserve = tokens
                 return
             step = min(wait, MAX_POLL_S)
             self.stats.wait_s += step
@@ -138,24 +136,16 @@ class Lane:
         if snapshot is None:
             return
         now = self.clock()
-        # A lane configured without a limit adopts the one the provider advertises. The other
-        # requests already in flight left before any bucket existed and may be missing from
-        # this response's "remaining", so they are charged to the new bucket.
-        others = max(0, self.stats.in_flight - 1)
-        new_rpm = self.rpm is None and bool(snapshot.limit_requests)
-        new_tpm = self.tpm is None and bool(snapshot.limit_tokens)
-        if new_rpm and snapshot.limit_requests:
+        # A lane configured without a limit adopts the one the provider advertises (the
+        # start-up probe means no other request is out when the first headers arrive).
+        if self.rpm is None and snapshot.limit_requests:
             self.rpm = TokenBucket.per_minute(snapshot.limit_requests, now)
-        if new_tpm and snapshot.limit_tokens:
+        if self.tpm is None and snapshot.limit_tokens:
             self.tpm = TokenBucket.per_minute(snapshot.limit_tokens, now)
         if self.rpm and snapshot.remaining_requests is not None:
             self.rpm.drain_to(snapshot.remaining_requests, now)
         if self.tpm and snapshot.remaining_tokens is not None:
             self.tpm.drain_to(snapshot.remaining_tokens, now)
-        if new_rpm and self.rpm:
-            self.rpm.take(others, now)
-        if new_tpm and self.tpm:
-            self.tpm.take(others * self._last_reserve, now)
         if snapshot.remaining_requests == 0 and snapshot.reset_requests_s:
             self.pause(snapshot.reset_requests_s)
         if snapshot.remaining_tokens == 0 and snapshot.reset_tokens_s:

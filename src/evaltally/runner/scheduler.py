@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from evaltally.benchmarks.base import Benchmark, StepAnswer
-from evaltally.ledger import Ledger, PendingChain
+from evaltally.ledger import Ledger, PendingChain, RecordedAnswer
 from evaltally.records import PlannedCall, Status
 from evaltally.runner.call import CallExecutor, CallResult, LaneUnit, request_hash
 from evaltally.runner.lane import LaneStopped
@@ -111,11 +111,11 @@ class Scheduler:
         bench: Benchmark,
         call: PlannedCall,
         earlier: list[StepAnswer],
-        recorded: object,
+        recorded: RecordedAnswer,
     ) -> str | None:
         """Prove the recorded step's prompt still renders to the same bytes; later steps are
         built on it, so a mismatch means the chain cannot be continued faithfully."""
-        stored = getattr(recorded, "request_hash", None)
+        stored = recorded.request_hash
         if stored is None:
             return None
         body = self.executor.build_body(unit, bench.render(call, earlier))

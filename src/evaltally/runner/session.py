@@ -23,7 +23,7 @@ from evaltally.ledger import Ledger
 from evaltally.plan import iter_plan
 from evaltally.runner.call import CallExecutor, LaneUnit
 from evaltally.runner.lane import Lane
-from evaltally.runner.progress import ProgressReporter, log_line
+from evaltally.runner.progress import ProgressReporter
 from evaltally.runner.scheduler import BudgetCheck, ChainWork, Scheduler
 from evaltally.runner.transport import AiohttpTransport, Transport
 
@@ -183,12 +183,9 @@ def _keep_config_copy(config: SweepConfig, run_dir: Path) -> None:
     """Keep the config the run now follows (an extension replaces the copy; the ledger's
     meta keeps the history)."""
     copy = run_dir / CONFIG_COPY
-    if config.path.resolve() != copy.resolve():
+    unchanged = copy.exists() and copy.read_text(encoding="utf-8") == config.text
+    if config.path.resolve() != copy.resolve() and not unchanged:
         tmp = copy.with_suffix(".tmp")
         tmp.write_text(config.text, encoding="utf-8")
         tmp.replace(copy)
         (run_dir / ".config_dir").write_text(str(config.path.parent.resolve()))
-
-
-def summary_lines(result: SessionResult) -> list[str]:
-    return [log_line(name, lane) for name, lane in result.lanes.items()]
