@@ -1,0 +1,107 @@
+"""Existing runs keep resuming: single-role benchmarks plan byte-identical call and chain ids.
+
+The values below were recorded from the release before roles existed (commit e0c620c) by
+planning these configs and hashing `"<call_id> <chain_id>\\n"` for every call in plan order.
+A change here means every run started before it would be refused on resume.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from evaltally.benchmarks.registry import load_benchmarks
+from evaltally.config import load_config
+from evaltally.plan import iter_plan
+from testkit import REPO
+
+ITEMS = (
+    '{"id": "q1", "messages": [{"role": "user", "content": "What is 2 + 2?"}]}\n'
+    '{"id": "q2", "messages": [{"role": "system", "content": "Be brief."}, '
+    '{"role": "user", "content": "Name a colour."}]}\n'
+)
+CHAINS = (
+    '{"id": "c1", "system": "Answer in one line.", "turns": ["Pick a number.", "Double it.", '
+    '"Add one."]}\n'
+    '{"id": "c2", "turns": ["Say hello.", "Say goodbye."]}\n'
+)
+CONFIG = """
+[run]
+name = "pin"
+
+[[models]]
+key = "gpt"
+provider = "openai"
+model = "gpt-4o-mini"
+api_key_env = "PIN_KEY"
+[models.params]
+temperature = 0.0
+max_tokens = 64
+
+[[models]]
+key = "claude"
+provider = "anthropic"
+model = "claude-haiku-4-5"
+reasoning = "off"
+[models.params]
+max_tokens = 128
+
+[[benchmarks]]
+kind = "prompts"
+path = "items.jsonl"
+samples = 2
+
+[[benchmarks]]
+kind = "prompts"
+name = "chat"
+path = "chains.jsonl"
+parse = "json"
+"""
+
+RECORDED = {
+    "demo": (
+        91800,
+        "1c4f26bf7eddef15e5568e2d6d16370a12fe01703d38c1c2bcfc5c4ffa4d868b",
+        ("32163a78416d8dfb3e189175", "b24137697ce704e55ca74f6f"),
+    ),
+    "prompts-example": (
+        30,
+        "5220e8fccbfb8b54e68bf4de18a7dacce3745cc775354333fe97ad696b6b5634",
+        ("3f8f5ddbc3c43c388119a3db", "35822d6665eb916368ccf66f"),
+    ),
+    "two-models-two-benchmarks": (
+        18,
+        "0e9b3b58406430c59bf75cab6a140a342f7ee20a6a4f300e4282623074a62bdd",
+        ("fc70eedad4b95ec2376a144b", "a12c3e037cd4e3c69324c261"),
+    ),
+}
+
+
+def _plan_digest(path: Path) -> tuple[int, str, tuple[str, str]]:
+    config = load_config(path)
+    digest = hashlib.sha256()
+    n = 0
+    first = ("", "")
+    for call in iter_plan(config, load_benchmarks(config)):
+        digest.update(f"{call.call_id} {call.chain_id}\n".encode())
+        if n == 0:
+            first = (call.call_id, call.chain_id)
+        n += 1
+    return n, digest.hexdigest(), first
+
+
+@pytest.mark.parametrize("name", ["demo", "prompts-example"])
+def test_shipped_configs_plan_the_recorded_ids(name: str) -> None:
+    assert _plan_digest(REPO / "configs" / f"{name}.toml") == RECORDED[name]
+
+
+def test_a_multi_model_multi_benchmark_prompts_sweep_plans_the_recorded_ids(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "items.jsonl").write_text(ITEMS)
+    (tmp_path / "chains.jsonl").write_text(CHAINS)
+    path = tmp_path / "pin.toml"
+    path.write_text(CONFIG)
+    assert _plan_digest(path) == RECORDED["two-models-two-benchmarks"]
