@@ -68,16 +68,20 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
         from evaltally.benchmarks.registry import load_benchmarks
         from evaltally.config import load_config
         from evaltally.plan import summarize_plan
+        from evaltally.records import SUBJECT
 
         cfg = load_config(config)
         summary = summarize_plan(cfg, load_benchmarks(cfg))
         prices = {m.key: m.price for m in cfg.models}
         table = Table(title=f"plan for {cfg.name} -> {cfg.run_dir}")
-        for col in ("model", "benchmark", "protocol", "chains", "calls", "input tokens (est.)"):
+        # The role column appears once some step is answered by a role other than subject.
+        roles = any(role != SUBJECT for (_, _, _, role) in summary.rows)
+        columns = ("model", "benchmark", "protocol", *(("role",) if roles else ()), "chains")
+        for col in (*columns, "calls", "input tokens (est.)"):
             table.add_column(col)
         table.add_column("output tokens (max)")
         table.add_column("cost (est.)")
-        for (model, bench, protocol), row in summary.rows.items():
+        for (model, bench, protocol, role), row in summary.rows.items():
             price = prices[model]
             cost = "-"
             if price:
@@ -88,6 +92,7 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
                 model,
                 bench,
                 protocol or "-",
+                *((role,) if roles else ()),
                 f"{row.chains:,}",
                 f"{row.calls:,}",
                 f"{row.input_tokens:,}",
@@ -118,7 +123,7 @@ def _run(load: Callable[[], Any], budget: float | None) -> None:
             f"planned calls: {result.planned:,} ({result.added:,} new this session); "
             f"interrupted attempts marked: {result.interrupted_attempts}"
         )
-        for name, lane in result.lanes.items():
+        for name, lane in result.endpoint_lanes.items():
             s = lane.stats
             lines.append(
                 f"  {name}: {s.done} finished this session: ok {s.ok}, parse_error "
@@ -126,6 +131,8 @@ def _run(load: Callable[[], Any], budget: float | None) -> None:
             )
             if lane.stop_reason:
                 lines.append(f"  {name}: lane stopped: {lane.stop_reason}")
+        if result.verified:
+            lines.append("  verified this session: " + _verdict_counts(result.verified))
         for line in lines:
             out.print(line, highlight=False)
         if not result.complete:
@@ -211,23 +218,18 @@ def _print_status(data: dict[str, Any]) -> None:
     )
 
 
+def _verdict_counts(counts: dict[str, int]) -> str:
+    return ", ".join(
+        f"{status} {counts.get(status, 0)}" for status in ("passed", "failed", "error")
+    )
+
+
 def _export_enricher(run_dir: Path) -> Callable[[dict[str, Any]], Any]:
-    """Benchmark oracle fields for export rows, from the run's own config copy."""
-    from evaltally.benchmarks.registry import load_benchmarks
-    from evaltally.records import PlannedCall
+    """Benchmark kind, role and oracle fields for export rows, from the run's config copy."""
+    from evaltally.benchmarks.enrich import export_enricher
     from evaltally.runner.session import load_run_config
 
-    benchmarks = load_benchmarks(load_run_config(run_dir))
-
-    def enrich(row: dict[str, Any]) -> Any:
-        bench = benchmarks.get(row["benchmark"])
-        if bench is None:
-            return {}
-        fields = ("call_id", "chain_id", "step", "model", "benchmark", "item_id", "sample")
-        call = PlannedCall(**{f: row[f] for f in (*fields, "protocol", "spec")})
-        return bench.export_fields(call)
-
-    return enrich
+    return export_enricher(load_run_config(run_dir), run_dir)
 
 
 @app.command()
@@ -269,8 +271,11 @@ def verify(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
 def _print_report(result: Any) -> None:
     from evaltally.report.tables import to_rich
 
-    for table in result.tables:
-        out.print(to_rich(table))
+    for section in result.sections:
+        if len(result.sections) > 1:
+            out.rule(section.title)
+        for table in section.tables:
+            out.print(to_rich(table))
     for line in result.audit:
         err.print(f"reasoning audit: {line}", highlight=False, markup=False)
     for path in result.files:
@@ -282,22 +287,31 @@ def grade(
     export_file: Path = typer.Argument(..., help="export JSONL written by `tally export`"),
     output: Path | None = typer.Option(None, "-o", "--output", help="directory for report files"),
     config: Path | None = typer.Option(
-        None, "--config", help="the run's config (for the reasoning audit)"
+        None, "--config", help="the run's config (reasoning audit and data sources)"
     ),
     resamples: int = typer.Option(2000, "--resamples", min=0, help="bootstrap resamples"),
     seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
 ) -> None:
-    """CTE-Bench metrics from an export file alone (docs/cte-protocols.md)."""
+    """Every benchmark's metrics from an export file alone, by benchmark kind."""
 
     def go() -> None:
+        from evaltally.benchmarks.registry import load_benchmarks
         from evaltally.config import load_config
         from evaltally.report import grade_export
+        from evaltally.runner.session import data_sources
 
-        modes = None
+        modes = sources = None
         if config is not None:
-            modes = {m.key: m.reasoning for m in load_config(config).models}
+            cfg = load_config(config)
+            modes = {m.key: m.reasoning for m in cfg.models}
+            sources = data_sources(load_benchmarks(cfg))
         result = grade_export(
-            export_file, output, requested_reasoning=modes, resamples=resamples, seed=seed
+            export_file,
+            output,
+            requested_reasoning=modes,
+            resamples=resamples,
+            seed=seed,
+            data_sources=sources,
         )
         _print_report(result)
 
@@ -315,7 +329,7 @@ def report(
     def go() -> None:
         import tempfile
 
-        from evaltally.ledger import export_run
+        from evaltally.ledger import export_run, latest_meta
         from evaltally.report import grade_export
         from evaltally.runner.session import load_run_config
 
@@ -324,18 +338,46 @@ def report(
             export = Path(tmp) / "export.jsonl"
             export_run(run_dir, export, enrich=_export_enricher(run_dir))
             result = grade_export(
-                export, run_dir, requested_reasoning=modes, resamples=resamples, seed=seed
+                export,
+                run_dir,
+                requested_reasoning=modes,
+                resamples=resamples,
+                seed=seed,
+                data_sources=latest_meta(run_dir, "data_sources"),
             )
         _print_report(result)
 
     _guard(go)
 
 
+@app.command()
+def regrade(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
+    """Re-run the verification of every recorded answer from the ledger (no model request);
+    the new verdicts are appended and used by export and report."""
+
+    def go() -> None:
+        from evaltally.runner.regrade import regrade_run
+
+        result = asyncio.run(regrade_run(run_dir, command=_command_line()))
+        out.print(
+            f"{run_dir}: {result.checked:,} answers verified again: "
+            f"{_verdict_counts(result.counts)}; {result.changed:,} verdicts changed",
+            highlight=False,
+        )
+
+    _guard(go)
+
+
 def _mount_subcommands() -> None:
-    from evaltally.benchmarks.cte.cli import app as cte_app
+    """`tally <kind> ...` for every benchmark kind that has sub-commands, from the registry."""
+    from evaltally.benchmarks.registry import get_kind, kind_names
     from evaltally.mockserver.cli import mock_server_command
 
-    app.add_typer(cte_app, name="cte", help="CTE-Bench data: fetch, verify, stats, generate")
+    for name in kind_names():
+        kind = get_kind(name)
+        sub = kind.load_cli()
+        if sub is not None:
+            app.add_typer(sub, name=name, help=kind.cli_help)
     app.command("mock-server")(mock_server_command)
 
 

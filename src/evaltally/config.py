@@ -17,7 +17,6 @@ from typing import Any
 from evaltally.errors import ConfigError, CredentialError
 
 REASONING_CHOICES = ("off", "on", "default")
-BENCHMARK_KINDS = ("prompts", "cte")
 
 
 @dataclass(frozen=True)
@@ -55,17 +54,37 @@ class ModelConfig:
     reasoning: str = "default"
     price: Price | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    reasoning_effort: str | None = None
+    """With reasoning = "on": the effort to ask for where the provider takes one."""
+    reasoning_budget: int | None = None
+    """With reasoning = "on": the thinking budget in tokens where the provider takes one."""
+    api_version: str | None = None
+    """The API version an Anthropic or Gemini endpoint is addressed with (default: the
+    adapter's)."""
 
     def identity(self) -> dict[str, Any]:
-        """What a recorded answer depends on. Limits and base URL are excluded on purpose:
-        changing pace or pointing at a proxy must not invalidate answers already paid for."""
-        return {
+        """What a recorded answer depends on. Limits, base URL and API version are excluded on
+        purpose: changing pace or pointing at a proxy must not invalidate answers already paid
+        for. The reasoning effort and budget enter only when set, so configs without them keep
+        the ids they always had."""
+        identity: dict[str, Any] = {
             "key": self.key,
             "provider": self.provider,
             "model": self.model,
             "params": dict(self.params),
             "reasoning": self.reasoning,
         }
+        if self.reasoning_effort is not None:
+            identity["reasoning_effort"] = self.reasoning_effort
+        if self.reasoning_budget is not None:
+            identity["reasoning_budget"] = self.reasoning_budget
+        return identity
+
+    def endpoint_identity(self) -> tuple[str, ...]:
+        """Which endpoint the model reaches: config entries with the same identity (say, one
+        model at two temperatures) share one lane and so one set of limits."""
+        region = str(self.extra.get("region", ""))
+        return (self.provider, self.model, self.base_url, self.api_key_env or "", region)
 
 
 @dataclass(frozen=True)
@@ -74,9 +93,12 @@ class BenchmarkConfig:
     label: str
     samples: int
     options: Mapping[str, Any]
+    """The kind's own keys, as written; the benchmark reads them as typed `Options`."""
     base_dir: Path
     source: Path
     index: int
+    roles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """`[benchmarks.roles]`: role -> model keys. Empty: every model is the only role."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +193,7 @@ def load_config(
         raise ConfigError(path, "run.name", "must be a plain directory name")
     runs_dir = Path(run.get("runs_dir", str, "runs"))
     models = _models(path, top.require("models", list))
-    benchmarks = _benchmarks(path, top.require("benchmarks", list), base)
+    benchmarks = _benchmarks(path, top.require("benchmarks", list), base, models)
     return SweepConfig(
         path=path,
         name=name,
@@ -194,6 +216,9 @@ _MODEL_KEYS = {
     "reasoning",
     "price",
     "region",
+    "reasoning_effort",
+    "reasoning_budget",
+    "api_version",
 }
 
 
@@ -220,15 +245,6 @@ def _model(sec: _Section) -> ModelConfig:
     if model is None:
         raise ConfigError(sec.path, sec.key("model"), "is required")
     base_url, key_env = _provider_defaults(sec, provider)
-    if provider == "baseline":
-        from evaltally.adapters.baseline import baseline_names
-
-        if model not in baseline_names():
-            raise ConfigError(
-                sec.path,
-                sec.key("model"),
-                f"unknown baseline; valid: {', '.join(baseline_names())}",
-            )
     reasoning = sec.get("reasoning", str, "default")
     if reasoning not in REASONING_CHOICES:
         raise ConfigError(
@@ -247,7 +263,17 @@ def _model(sec: _Section) -> ModelConfig:
         reasoning=reasoning,
         price=_price(sec) or _default_price(sec, provider, model),
         extra=extra,
+        reasoning_effort=_nonempty(sec, "reasoning_effort"),
+        reasoning_budget=sec.positive("reasoning_budget", int, None),
+        api_version=_nonempty(sec, "api_version"),
     )
+
+
+def _nonempty(sec: _Section, name: str) -> str | None:
+    value: str | None = sec.get(name, str)
+    if value is not None and not value.strip():
+        raise ConfigError(sec.path, sec.key(name), "must not be empty")
+    return value
 
 
 def _provider_defaults(sec: _Section, provider: str) -> tuple[str, str | None]:
@@ -305,33 +331,52 @@ def _price(sec: _Section) -> Price | None:
     )
 
 
-def _benchmarks(path: Path, items: list[Any], base: Path) -> tuple[BenchmarkConfig, ...]:
+def _benchmarks(
+    path: Path, items: list[Any], base: Path, models: tuple[ModelConfig, ...]
+) -> tuple[BenchmarkConfig, ...]:
+    # The registry imports config (benchmarks receive a BenchmarkConfig), so it is imported here.
+    from evaltally.benchmarks.binding import check_baselines, read_roles
+    from evaltally.benchmarks.registry import get_kind, kind_names
+
     if not items:
         raise ConfigError(path, "benchmarks", "needs at least one [[benchmarks]] entry")
     out: list[BenchmarkConfig] = []
     for i, item in enumerate(items):
         sec = _Section(path, f"benchmarks[{i}]", item)
         kind = sec.require("kind", str)
-        if kind not in BENCHMARK_KINDS:
+        if kind not in kind_names():
             raise ConfigError(
-                path, sec.key("kind"), f"unknown benchmark {kind!r}; known: {BENCHMARK_KINDS}"
+                path, sec.key("kind"), f"unknown benchmark {kind!r}; known: {kind_names()}"
             )
         label = sec.get("name", str, kind)
         if label in {b.label for b in out}:
             raise ConfigError(path, sec.key("name"), f"duplicate benchmark name {label!r}")
-        options = {k: v for k, v in sec.data.items() if k not in {"kind", "name", "samples"}}
-        out.append(
-            BenchmarkConfig(
-                kind=kind,
-                label=label,
-                samples=sec.positive("samples", int, 1),
-                options=options,
-                base_dir=base,
-                source=path,
-                index=i,
-            )
+        cls = get_kind(kind).benchmark_class()
+        options = {
+            k: v for k, v in sec.data.items() if k not in {"kind", "name", "samples", "roles"}
+        }
+        roles = _Section(path, sec.key("roles"), sec.get("roles", dict, {}))
+        bconf = BenchmarkConfig(
+            kind=kind,
+            label=label,
+            samples=sec.positive("samples", int, 1),
+            options=options,
+            base_dir=base,
+            source=path,
+            index=i,
+            roles=read_roles(roles.data, cls.roles, models, _fail(path, roles.where)),
         )
+        cls.Options.from_config(bconf)  # typed options: a bad key fails here, before any data
+        out.append(bconf)
+    check_baselines(path, models, out)
     return tuple(out)
+
+
+def _fail(path: Path, where: str) -> Any:
+    def fail(key: str, reason: str) -> ConfigError:
+        return ConfigError(path, f"{where}.{key}" if key else where, reason)
+
+    return fail
 
 
 def read_api_keys(config: SweepConfig, env: Mapping[str, str] | None = None) -> dict[str, str]:

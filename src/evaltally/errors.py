@@ -9,6 +9,7 @@
     │   └── LedgerIntegrityError   `tally verify` found a violated invariant
     ├── ProviderError              a provider answered in a way the adapter cannot use
     ├── CredentialError            a key or credential variable is missing
+    ├── BenchmarkError             a benchmark broke its contract or raised on one call
     └── SandboxError               service code from a data file failed or exceeded its limits
 
 Foreign exceptions (aiohttp, sqlite3, orjson, OSError) are translated at the module that meets
@@ -61,6 +62,11 @@ class LedgerIntegrityError(LedgerError):
 
 class ProviderError(EvaltallyError):
     """A provider response could not be interpreted."""
+
+
+class BenchmarkError(EvaltallyError):
+    """A benchmark's code broke the contract of benchmarks/base.py (names the benchmark and,
+    where there is one, the call). Raised while running a call, it fails that call only."""
 
 
 class SandboxError(EvaltallyError):

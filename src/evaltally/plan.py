@@ -1,8 +1,10 @@
 """Expand a sweep into planned calls with stable, content-derived ids.
 
-model x benchmark x protocol x item x sample x step. The same config and data always give the
-same ids; a changed item, model parameter or protocol gives new ones. The plan is produced as a
-stream so that a million-call sweep never sits in memory at once.
+binding x benchmark x protocol x item x sample x step, where a binding names the model of each
+of the benchmark's roles (a single-role benchmark: one model). The same config and data always
+give the same ids; a changed item, model parameter, role binding or protocol gives new ones
+(docs/ledger.md, "Call ids"). The plan is produced as a stream so that a million-call sweep
+never sits in memory at once.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from evaltally.benchmarks.base import Benchmark, ChainTemplate
-from evaltally.config import ModelConfig, SweepConfig
-from evaltally.records import Message, PlannedCall, canonical_json, content_hash
+from evaltally.benchmarks.binding import Binding, bindings_led_by, role_models
+from evaltally.config import SweepConfig
+from evaltally.errors import BenchmarkError
+from evaltally.records import SUBJECT, JSONValue, Message, PlannedCall, canonical_json, content_hash
 from evaltally.tokens import count_messages
 
 ID_LENGTH = 24
@@ -26,28 +30,65 @@ def _digest(text: str) -> str:
 
 def iter_plan(config: SweepConfig, benchmarks: Mapping[str, Benchmark]) -> Iterator[PlannedCall]:
     """Every planned call of the sweep, chain by chain, steps in order."""
+    hashes = {m.key: content_hash(m.identity(), 32) for m in config.models}
     for model in config.models:
-        model_hash = content_hash(model.identity(), 32)
         for bconf in config.benchmarks:
             bench = benchmarks[bconf.label]
-            for template in bench.chains():
-                for sample in range(bconf.samples):
-                    yield from _chain_calls(model, model_hash, bench.label, template, sample)
+            for binding in bindings_led_by(model, bconf, bench.roles, config.models):
+                key = binding_key(binding, hashes)
+                by_role = {role: m.key for role, m in binding}
+                for template in bench.chains():
+                    for sample in range(bconf.samples):
+                        yield from _chain_calls(key, by_role, bench, template, sample)
+
+
+def binding_key(binding: Binding, hashes: Mapping[str, str]) -> str:
+    """The models part of a chain id. A single-role binding is the model's identity hash
+    alone, exactly as before roles existed, so runs planned then still resume."""
+    if len(binding) == 1:
+        return hashes[binding[0][1].key]
+    return ",".join(f"{role}={hashes[model.key]}" for role, model in binding)
+
+
+def step_spec(
+    bench: Benchmark, template: ChainTemplate, step: int
+) -> tuple[str, Mapping[str, JSONValue]]:
+    """(role, spec as planned) of one step: a role other than subject is recorded in the spec."""
+    role = template.role(step, bench.roles[0])
+    spec = template.steps[step]
+    if role not in bench.roles:
+        raise BenchmarkError(
+            f"benchmark {bench.label!r}: item {template.item_id!r} step {step} names role "
+            f"{role!r}, which the benchmark does not declare (roles: {', '.join(bench.roles)})"
+        )
+    if "role" in spec:
+        raise BenchmarkError(
+            f"benchmark {bench.label!r}: item {template.item_id!r} step {step}: the spec key "
+            "'role' is reserved for the planner"
+        )
+    return role, (spec if role == SUBJECT else {**spec, "role": role})
 
 
 def _chain_calls(
-    model: ModelConfig, model_hash: str, label: str, template: ChainTemplate, sample: int
+    key: str, by_role: Mapping[str, str], bench: Benchmark, template: ChainTemplate, sample: int
 ) -> Iterator[PlannedCall]:
+    label = bench.label
     chain_id = _digest(
-        f"{model_hash}|{label}|{template.protocol}|{template.item_id}|{template.item_hash}|{sample}"
+        f"{key}|{label}|{template.protocol}|{template.item_id}|{template.item_hash}|{sample}"
     )
-    for step, spec in enumerate(template.steps):
+    if template.roles and len(template.roles) != len(template.steps):
+        raise BenchmarkError(
+            f"benchmark {label!r}: item {template.item_id!r} has {len(template.steps)} steps "
+            f"but {len(template.roles)} roles"
+        )
+    for step in range(len(template.steps)):
+        role, spec = step_spec(bench, template, step)
         spec_key = canonical_json(spec).decode() if spec else ""
         yield PlannedCall(
             call_id=_digest(f"{chain_id}|{step}|{spec_key}"),
             chain_id=chain_id,
             step=step,
-            model=model.key,
+            model=by_role[role],
             benchmark=label,
             item_id=template.item_id,
             sample=sample,
@@ -68,7 +109,8 @@ class PlanRow:
 class PlanSummary:
     """What `tally plan` prints: planned calls and token estimates per model and benchmark."""
 
-    rows: dict[tuple[str, str, str], PlanRow] = field(default_factory=dict)
+    rows: dict[tuple[str, str, str, str], PlanRow] = field(default_factory=dict)
+    """(model, benchmark, protocol, role) -> counts."""
 
     @property
     def total_calls(self) -> int:
@@ -110,31 +152,42 @@ class TokenEstimator:
 
 def summarize_plan(config: SweepConfig, benchmarks: Mapping[str, Benchmark]) -> PlanSummary:
     """Count calls and estimate tokens without expanding every call: each chain template is
-    estimated once and multiplied by models and samples (estimates are model-independent)."""
+    estimated once per step role and multiplied by the bound models and samples (estimates are
+    model-independent). A model bound to one role of a multi-role benchmark is counted once
+    per binding it takes part in."""
     summary = PlanSummary()
-    groups: dict[tuple[str, str], PlanRow] = {}
     for bconf in config.benchmarks:
         bench = benchmarks[bconf.label]
-        estimators: dict[str, TokenEstimator] = defaultdict(TokenEstimator)
+        groups: dict[tuple[str, str], PlanRow] = {}
+        estimators: dict[tuple[str, str], TokenEstimator] = defaultdict(TokenEstimator)
         for template in bench.chains():
-            group = groups.setdefault((bench.label, template.protocol), PlanRow())
-            estimator = estimators[template.protocol]
-            for step, spec in enumerate(template.steps):
+            for role in dict.fromkeys(
+                template.role(s, bench.roles[0]) for s in range(len(template.steps))
+            ):
+                groups.setdefault((template.protocol, role), PlanRow()).chains += bconf.samples
+            for step in range(len(template.steps)):
+                role, spec = step_spec(bench, template, step)
                 probe = PlannedCall(
                     "", "", step, "", bench.label, template.item_id, 0, template.protocol, spec
                 )
-                estimator.add(bench.estimate_messages(probe))
-            group.calls += len(template.steps) * bconf.samples
-            group.chains += bconf.samples
-        for protocol, estimator in estimators.items():
-            groups[(bench.label, protocol)].input_tokens = estimator.tokens * bconf.samples
-    for model in config.models:
-        max_out = int(model.params.get("max_tokens", 0) or 0)
-        for (label, protocol), g in groups.items():
-            summary.rows[(model.key, label, protocol)] = PlanRow(
-                calls=g.calls,
-                chains=g.chains,
-                input_tokens=g.input_tokens,
-                output_tokens=g.calls * max_out,
-            )
+                estimators[(template.protocol, role)].add(bench.estimate_messages(probe))
+                groups[(template.protocol, role)].calls += bconf.samples
+        for key, estimator in estimators.items():
+            groups[key].input_tokens = estimator.tokens * bconf.samples
+        bound = role_models(bconf, bench.roles, config.models)
+        for (protocol, role), g in groups.items():
+            # Each model of this role meets every combination of the other roles' models.
+            times = 1
+            for other, models in bound.items():
+                times *= len(models) if other != role else 1
+            for model in bound[role]:
+                max_out = int(model.params.get("max_tokens", 0) or 0)
+                row = summary.rows.setdefault((model.key, bench.label, protocol, role), PlanRow())
+                row.calls += g.calls * times
+                row.chains += g.chains * times
+                row.input_tokens += g.input_tokens * times
+                row.output_tokens += g.calls * times * max_out
+    # Model by model, as the sweep is planned (and as `tally plan` always listed it).
+    order = {m.key: i for i, m in enumerate(config.models)}
+    summary.rows = dict(sorted(summary.rows.items(), key=lambda kv: order[kv[0][0]]))
     return summary

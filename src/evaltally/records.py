@@ -18,6 +18,10 @@ JSONValue = Any
 Message = dict[str, str]
 """One chat message: {"role": "system"|"user"|"assistant", "content": "..."}."""
 
+SUBJECT = "subject"
+"""The default role: the model under evaluation. A step of any other role records its role in
+its spec (`spec["role"]`); subject steps do not, which keeps the ids planned before roles."""
+
 
 def canonical_json(value: object) -> bytes:
     """The canonical byte form used for every content hash: sorted keys, no whitespace."""
@@ -60,6 +64,11 @@ class PlannedCall:
     sample: int
     protocol: str
     spec: Mapping[str, JSONValue] = field(default_factory=dict)
+
+    @property
+    def role(self) -> str:
+        """The role whose model answers this call (docs/config.md, "Roles")."""
+        return str(self.spec.get("role", SUBJECT))
 
 
 @dataclass(frozen=True, slots=True)

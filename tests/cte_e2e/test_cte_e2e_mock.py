@@ -95,7 +95,8 @@ def test_scripted_model_metrics_and_rollout_feedback(tmp_path: Path, mock_proces
     assert paths == {"strict", "tolerant", None}
 
     groups = {
-        (g["model"], g["protocol"]): g for g in grade_export(export, resamples=0).data["groups"]
+        (g["model"], g["protocol"]): g
+        for g in grade_export(export, resamples=0).section("cte")["groups"]
     }
     ar = groups[("scripted", "answers_revealed")]["summary"]
     assert ar["n_calls"] == 80

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaltally.prompts.cte_parse import parse_answer
+from evaltally.benchmarks.cte.parse import parse_answer
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,10 @@ import orjson
 import pytest
 from cte_e2e_kit import CORE_V1, baseline_config
 
+from evaltally.benchmarks.cte.collect import collect
 from evaltally.benchmarks.cte.records import load_scenarios
 from evaltally.benchmarks.cte.stats import composition, resolve_data
 from evaltally.report import grade_export
-from evaltally.report.collect import collect
 from testkit import tally
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -68,12 +68,12 @@ def test_demo_kill_resume_report_equals_grade(tmp_path: Path) -> None:
     assert graded.returncode == 0, graded.stderr
     from_report = orjson.loads((run_dir / "report.json").read_bytes())
     from_grade = orjson.loads((out / "report.json").read_bytes())
-    assert from_report["groups"] == from_grade["groups"]
+    assert from_report["sections"]["cte"]["groups"] == from_grade["sections"]["cte"]["groups"]
     assert (run_dir / "vm_by_index.png").stat().st_size > 1000
     assert "| replay | free_rollout |" in (run_dir / "report.md").read_text()
 
     stats = composition(load_scenarios(resolve_data("builtin"))[:limit])
-    groups = from_report["groups"]
+    groups = from_report["sections"]["cte"]["groups"]
     for protocol in ("answers_revealed", "no_feedback", "free_rollout"):
         assert _metric(groups, "replay", protocol, "effect_step_vm") == 0.0
         assert _metric(groups, "replay", protocol, "all_call_vm") == pytest.approx(
@@ -88,7 +88,7 @@ def test_table1_through_the_runner(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     export = tmp_path / "t1.jsonl"
     assert tally("export", str(tmp_path / "runs" / "t1"), "-o", str(export)).returncode == 0
-    groups = grade_export(export, resamples=0).data["groups"]
+    groups = grade_export(export, resamples=0).section("cte")["groups"]
     measured = {
         m: tuple(
             round(100 * _metric(groups, m, "no_feedback", k), 1)

@@ -21,6 +21,7 @@ async def finished_run(tmp_path: Path) -> Path:
         await ledger.set_meta("config", {"name": "t"})
         for c in plan[:6]:
             answer(ledger, c.call_id)
+        ledger.verification(plan[0].call_id, "passed", detail=None, reason=None, verifier="t")
         await ledger.flush()
     return tmp_path / "run"
 

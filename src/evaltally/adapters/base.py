@@ -4,9 +4,8 @@ An HTTP adapter turns (messages, generation params) into one `HttpRequest` and t
 `HttpResponse` into a `Completion` or a classified `AttemptError`. Scheduling, retries, rate
 limiting and ledger writes live in the runner, never here.
 
-An offline adapter (the CTE baseline predictors) answers in-process from the benchmark's own
-oracle context, so a demo needs no key and no network; it goes through the same lane, ledger
-and outcome logic as an HTTP adapter.
+Offline models (`provider = "baseline"`) have no adapter: their benchmark's predictor answers
+in-process (benchmarks/base.py), through the same lanes, ledger and outcomes.
 """
 
 from __future__ import annotations
@@ -65,10 +64,3 @@ class HttpAdapter(Protocol):
     def parse_response(self, response: HttpResponse) -> Completion | AttemptError: ...
 
     def rate_limits(self, response: HttpResponse) -> RateLimitSnapshot | None: ...
-
-
-@runtime_checkable
-class OfflineAdapter(Protocol):
-    """Answer in-process. `context` is the benchmark's oracle view of the call (never sent)."""
-
-    def answer(self, messages: Sequence[Message], context: Mapping[str, Any]) -> Completion: ...

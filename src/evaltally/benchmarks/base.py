@@ -1,25 +1,67 @@
-"""What the planner and runner need from a benchmark.
+"""The benchmark contract: what the planner, runner, ledger and report need from a benchmark.
 
-A benchmark turns its items into chain templates (model-independent), renders a planned call's
-messages from the item and the chain's recorded answers (a pure function: the same inputs give
-the same bytes, which is what lets a resume prove it sends the same request), parses an answer,
-and adds its oracle fields to export rows.
+A benchmark kind is one folder, `benchmarks/<kind>/`, whose `__init__.py` defines `KIND`, a
+`BenchmarkKind` naming (lazily, as "module:attribute") its `Benchmark` subclass, its grader
+class (report/section.py) and its CLI sub-app; `benchmarks/registry.py` lists the folder in one
+line; its prompt texts live in `prompts/<kind>.py`. docs/benchmarks.md walks through a kind.
+
+A `Benchmark` subclass:
+
+- declares `roles`, the roles its steps are answered by (default one role, `subject`); the
+  config binds models to roles (`[benchmarks.roles]`), and the planner makes one chain per
+  combination of role models x item x sample;
+- declares `Options`, a frozen `BenchmarkOptions` dataclass of its config keys (typed and
+  validated; unknown keys are refused naming the file and key);
+- turns its items into `ChainTemplate`s (model-independent), each step naming its role;
+- renders a planned call's messages from the item and the chain's recorded answers (pure: the
+  same inputs give the same bytes, which is what lets a resume prove it sends the same request);
+- parses an answer, knowing which call it answers (a judge step and an observer step of one
+  chain get different parsers);
+- may verify an `ok` answer off the event loop (`verification`), the verdict going to the
+  ledger's `verifications` table;
+- adds its oracle fields to export rows and lists `predictors`, the offline answerers that a
+  `provider = "baseline"` model runs (reading only `offline_context(call)`, never the network).
+
+Everything a benchmark raises while rendering, parsing or predicting fails that call (with the
+reason in the ledger); it never stops the run.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import types
+import typing
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from importlib import import_module
+from pathlib import Path
+from typing import Any, ClassVar, Self
 
 from evaltally.config import BenchmarkConfig
-from evaltally.records import JSONValue, Message, PlannedCall, Status
+from evaltally.errors import ConfigError
+from evaltally.records import SUBJECT, JSONValue, Message, PlannedCall, Status
+
+__all__ = [
+    "SUBJECT",
+    "Benchmark",
+    "BenchmarkKind",
+    "BenchmarkOptions",
+    "ChainTemplate",
+    "DataSource",
+    "OptionError",
+    "ParseResult",
+    "Predictor",
+    "StepAnswer",
+    "VerificationJob",
+    "file_sha256",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class ChainTemplate:
-    """One chain before it is bound to a model and a sample."""
+    """One chain before it is bound to models and a sample."""
 
     item_id: str
     item_hash: str
@@ -27,7 +69,14 @@ class ChainTemplate:
     for the item whose answers are recorded."""
     protocol: str
     steps: tuple[Mapping[str, JSONValue], ...]
-    """Per step, the `spec` a planned call carries (what render needs beyond the item)."""
+    """Per step, the `spec` a planned call carries (what render needs beyond the item). The
+    key `role` is reserved: the planner records the step's role there."""
+    roles: tuple[str, ...] = ()
+    """Per step, the role that answers it (one of the benchmark's `roles`); empty means every
+    step is answered by the benchmark's first role."""
+
+    def role(self, step: int, default: str) -> str:
+        return self.roles[step] if self.roles else default
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,14 +98,126 @@ class ParseResult:
     error: str | None = None
 
 
-class Benchmark(ABC):
-    """Base class for benchmark kinds. Subclasses read their options in `__init__`."""
+@dataclass(frozen=True, slots=True)
+class VerificationJob:
+    """Work that checks one answer, run in a separate worker process (never on the event loop).
 
-    kind: str
+    `function` is "package.module:function"; the worker imports it and calls it with `args`
+    (plain JSON data: the answer and whatever oracle data the check needs). It returns
+    `{"verdict": "passed" | "failed", "detail": <JSON>}`. An exception, a dead worker or a
+    timeout is recorded as verdict `error` with the reason; nothing is retried.
+    """
+
+    function: str
+    args: JSONValue
+    timeout_s: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class DataSource:
+    """Where a benchmark's items came from, recorded in the ledger and shown in the report."""
+
+    path: str
+    sha256: str
+
+
+Predictor = Callable[[Mapping[str, Any]], str]
+"""An offline answerer: `offline_context(call)` -> the answer text. Pure and fast."""
+
+
+class OptionError(ValueError):
+    """Raised by `BenchmarkOptions.check`: which key is wrong and why."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        self.key = key
+        self.reason = reason
+        super().__init__(f"{key}: {reason}")
+
+
+@dataclass(frozen=True)
+class BenchmarkOptions:
+    """Base of a benchmark's typed options: the keys of its `[[benchmarks]]` table besides
+    `kind`, `name`, `samples` and `roles`.
+
+    Subclasses are frozen dataclasses whose fields are the keys, typed `str`, `int`, `float`,
+    `bool`, `tuple[str, ...]` or `X | None`; a field without a default is required. Values are
+    checked against those types, unknown keys are refused, and `check()` adds the benchmark's
+    own rules (raise `OptionError(key, reason)`). Every error names the file and key.
+    """
+
+    def check(self) -> None:
+        """Cross-field and value rules beyond the types."""
+
+    @classmethod
+    def from_config(cls, config: BenchmarkConfig) -> Self:
+        where = f"benchmarks[{config.index}]"
+
+        def fail(key: str, reason: str) -> ConfigError:
+            return ConfigError(config.source, f"{where}.{key}", reason)
+
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(config.options) - set(fields))
+        if unknown:
+            valid = ", ".join(sorted(fields)) or "(none)"
+            raise fail(unknown[0], f"unknown key; valid keys here: {valid}")
+        hints = typing.get_type_hints(cls)
+        values: dict[str, Any] = {}
+        for name, f in fields.items():
+            if name in config.options:
+                try:
+                    values[name] = _typed(config.options[name], hints[name])
+                except OptionError as exc:
+                    raise fail(name, exc.reason) from None
+            elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise fail(name, "is required")
+        options = cls(**values)
+        try:
+            options.check()
+        except OptionError as exc:
+            raise fail(exc.key, exc.reason) from None
+        return options
+
+
+def _typed(value: Any, hint: Any) -> Any:
+    """`value` checked against a field's type hint (the few shapes options use)."""
+    args = typing.get_args(hint)
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        inner = [a for a in args if a is not type(None)]
+        return _typed(value, inner[0])
+    if typing.get_origin(hint) is tuple:
+        if not isinstance(value, list) or not value:
+            raise OptionError("", f"must be a non-empty list of {args[0].__name__}")
+        return tuple(_typed(v, args[0]) for v in value)
+    if hint is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, hint) or (hint is not bool and isinstance(value, bool)):
+        raise OptionError("", f"must be {hint.__name__}, got {type(value).__name__}")
+    return value
+
+
+class Benchmark(ABC):
+    """Base class for benchmark kinds. Subclasses load their items in `__init__`."""
+
+    kind: ClassVar[str]
+    roles: ClassVar[tuple[str, ...]] = (SUBJECT,)
+    """The roles whose models answer this benchmark's steps, in binding order."""
+    Options: ClassVar[type[BenchmarkOptions]] = BenchmarkOptions
+    predictors: ClassVar[Mapping[str, Predictor]] = {}
+    """Offline answerers by name (`provider = "baseline"`, `model = <name>`)."""
 
     def __init__(self, config: BenchmarkConfig) -> None:
         self.config = config
         self.label = config.label
+        self.options: Any = self.Options.from_config(config)
+
+    def fail(self, key: str, reason: str) -> ConfigError:
+        """A config error about one of this benchmark's keys."""
+        return ConfigError(self.config.source, f"benchmarks[{self.config.index}].{key}", reason)
+
+    def path(self, value: str) -> Path:
+        """A path option resolved against the config's directory."""
+        path = Path(value).expanduser()
+        return path if path.is_absolute() else self.config.base_dir / path
 
     @abstractmethod
     def chains(self) -> Iterator[ChainTemplate]:
@@ -67,8 +228,9 @@ class Benchmark(ABC):
         """The messages for `call`, given the answers of the chain's earlier steps."""
 
     @abstractmethod
-    def parse(self, text: str) -> ParseResult:
-        """Interpret a model's raw answer. A failure is a model outcome, never retried."""
+    def parse(self, call: PlannedCall, text: str) -> ParseResult:
+        """Interpret a model's raw answer to `call`. A failure is a model outcome
+        (`parse_error`), never retried."""
 
     def estimate_messages(self, call: PlannedCall) -> list[Message]:
         """Messages used for token estimates before anything ran (no earlier answers)."""
@@ -81,3 +243,60 @@ class Benchmark(ABC):
     def export_fields(self, call: PlannedCall) -> Mapping[str, Any]:
         """Oracle fields a regrader needs beside each export row."""
         return {}
+
+    def verification(self, call: PlannedCall, answer: StepAnswer) -> VerificationJob | None:
+        """The check of an `ok` answer, or None when this call's answers are not verified."""
+        return None
+
+    @property
+    def verifies(self) -> bool:
+        """Whether any answer of this benchmark may need verification (resume and regrade
+        look for unverified answers only in benchmarks that say so)."""
+        return type(self).verification is not Benchmark.verification
+
+    def data_sources(self) -> list[DataSource]:
+        """The files the items came from, with their SHA-256 (recorded at plan time)."""
+        return []
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _load(ref: str) -> Any:
+    module, _, attr = ref.partition(":")
+    return getattr(import_module(module), attr)
+
+
+@dataclass(frozen=True)
+class BenchmarkKind:
+    """One registry entry. References are "module:attribute" strings, imported on first use,
+    so listing the kinds (config validation, `tally --help`) loads no benchmark's data code."""
+
+    name: str
+    title: str
+    """Shown as the report section's heading (e.g. "CTE-Bench")."""
+    benchmark: str
+    """The `Benchmark` subclass."""
+    grader: str
+    """A `report.section.Grader` class: fed this kind's export rows, it returns the report
+    section (every metric from the rows alone)."""
+    cli: str | None = None
+    """A typer app mounted as `tally <name> ...`."""
+    cli_help: str = ""
+
+    def benchmark_class(self) -> type[Benchmark]:
+        cls = _load(self.benchmark)
+        if not (isinstance(cls, type) and issubclass(cls, Benchmark)):
+            raise TypeError(f"{self.benchmark} is not a Benchmark subclass")
+        return cls
+
+    def grader_class(self) -> Any:
+        return _load(self.grader)
+
+    def load_cli(self) -> Any:
+        return _load(self.cli) if self.cli else None

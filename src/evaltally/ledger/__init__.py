@@ -5,7 +5,7 @@ from evaltally.ledger.chain import plan_fingerprint
 from evaltally.ledger.export import ExportRow, export_run
 from evaltally.ledger.results import PendingChain, PlanDelta, RecordedAnswer
 from evaltally.ledger.schema import SCHEMA_VERSION
-from evaltally.ledger.status import RunStatus, StatusCounts, run_status
+from evaltally.ledger.status import RunStatus, StatusCounts, latest_meta, run_status
 from evaltally.ledger.store import Ledger
 from evaltally.ledger.verify import VerifyReport, verify_run
 
@@ -20,6 +20,7 @@ __all__ = [
     "StatusCounts",
     "VerifyReport",
     "export_run",
+    "latest_meta",
     "plan_fingerprint",
     "run_status",
     "unpack_body",

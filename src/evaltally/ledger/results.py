@@ -42,3 +42,14 @@ class PendingChain:
     @property
     def remaining(self) -> int:
         return len(self.calls) - len(self.recorded)
+
+
+@dataclass(frozen=True, slots=True)
+class ToVerify:
+    """An ok answer whose benchmark verifies answers, as the verifier needs it."""
+
+    call: PlannedCall
+    raw_text: str | None
+    parsed: Any
+    verdict: str | None
+    """The latest recorded verdict (passed/failed/error), None when there is none yet."""

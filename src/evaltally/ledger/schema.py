@@ -11,6 +11,7 @@ as a gap even before the hash chain is checked.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -19,18 +20,10 @@ class Migration:
     version: int
     name: str
     statements: tuple[str, ...]
+    tables: tuple[str, ...] = ()
+    """The hash-chained tables it creates (what `verify` expects once it is applied)."""
+    indexes: tuple[str, ...] = ()
 
-
-# Tables whose rows are hash-chained, in the order checkpoints list them.
-CHAINED_TABLES: tuple[str, ...] = (
-    "sessions",
-    "meta",
-    "planned",
-    "attempts",
-    "outcomes",
-    "checkpoints",
-)
-LEDGER_TABLES: tuple[str, ...] = ("migrations", *CHAINED_TABLES)
 
 # Column order is the hash order: row_hash = sha256(prev_hash + canonical_json(values)).
 HASHED_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -91,6 +84,17 @@ HASHED_COLUMNS: dict[str, tuple[str, ...]] = {
         "at",
     ),
     "checkpoints": ("seq", "session", "reason", "at", "heads_json"),
+    "verifications": (
+        "seq",
+        "ev",
+        "session",
+        "call_id",
+        "status",
+        "detail_json",
+        "reason",
+        "verifier",
+        "at",
+    ),
 }
 
 
@@ -118,8 +122,8 @@ def _append_only(table: str) -> tuple[str, str]:
     )
 
 
-def trigger_names() -> list[str]:
-    return [f"{t}_no_{op}" for t in LEDGER_TABLES for op in ("update", "delete")]
+def trigger_names(tables: Iterable[str]) -> list[str]:
+    return [f"{t}_no_{op}" for t in tables for op in ("update", "delete")]
 
 
 # Named (not inline UNIQUE) so the first, bulk plan write can drop them, insert, and rebuild them
@@ -164,7 +168,31 @@ _INITIAL: tuple[str, ...] = (
     "CREATE TABLE checkpoints (seq INTEGER PRIMARY KEY, session INT NOT NULL,"
     " reason TEXT NOT NULL, at REAL NOT NULL, heads_json TEXT NOT NULL,"
     " row_hash TEXT NOT NULL) STRICT",
-    *(stmt for table in LEDGER_TABLES for stmt in _append_only(table)),
+    *(
+        stmt
+        for table in (
+            "migrations",
+            "sessions",
+            "meta",
+            "planned",
+            "attempts",
+            "outcomes",
+            "checkpoints",
+        )
+        for stmt in _append_only(table)
+    ),
+)
+
+# A benchmark's verdict on an ok answer (benchmarks/base.py, `verification`). The latest row of
+# a call is its verdict; a re-grade appends new rows and never replaces old ones.
+_VERIFICATIONS: tuple[str, ...] = (
+    "CREATE TABLE verifications (seq INTEGER PRIMARY KEY, ev INT NOT NULL, session INT NOT NULL,"
+    " call_id TEXT NOT NULL,"
+    " status TEXT NOT NULL CHECK (status IN ('passed', 'failed', 'error')),"
+    " detail_json TEXT NOT NULL, reason TEXT, verifier TEXT NOT NULL, at REAL NOT NULL,"
+    " row_hash TEXT NOT NULL) STRICT",
+    "CREATE INDEX verifications_call ON verifications (call_id, seq)",
+    *_append_only("verifications"),
 )
 
 MIGRATIONS_TABLE = (
@@ -172,7 +200,30 @@ MIGRATIONS_TABLE = (
     " applied_at REAL NOT NULL) STRICT"
 )
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial ledger tables", _INITIAL),)
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "initial ledger tables",
+        _INITIAL,
+        tables=("sessions", "meta", "planned", "attempts", "outcomes", "checkpoints"),
+        indexes=("planned_call", "planned_chain", "attempts_call", "outcomes_call"),
+    ),
+    Migration(
+        2,
+        "verifications",
+        _VERIFICATIONS,
+        tables=("verifications",),
+        indexes=("verifications_call",),
+    ),
+)
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
-INDEX_NAMES: tuple[str, ...] = ("planned_call", "planned_chain", "attempts_call", "outcomes_call")
+# Tables whose rows are hash-chained, in the order checkpoints list them.
+CHAINED_TABLES: tuple[str, ...] = tuple(t for m in MIGRATIONS for t in m.tables)
+LEDGER_TABLES: tuple[str, ...] = ("migrations", *CHAINED_TABLES)
+
+
+def applied_tables(versions: Iterable[int]) -> tuple[str, ...]:
+    """The chained tables a ledger with these migrations applied has."""
+    done = set(versions)
+    return tuple(t for m in MIGRATIONS if m.version in done for t in m.tables)

@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from evaltally.ledger.files import connect_ro, ledger_path, lock_holder, translate
 
 
@@ -90,3 +92,18 @@ def _status(conn: sqlite3.Connection, run_dir: Path) -> RunStatus:
     st.sessions = conn.execute("SELECT count(*) FROM sessions WHERE kind = 'start'").fetchone()[0]
     st.live = lock_holder(run_dir)
     return st
+
+
+def latest_meta(run_dir: Path, key: str) -> Any:
+    """The newest value recorded under `key` in the run's meta table, or None."""
+    path = ledger_path(Path(run_dir))
+    conn = connect_ro(path)
+    try:
+        row = conn.execute(
+            "SELECT value_json FROM meta WHERE key = ? ORDER BY seq DESC LIMIT 1", (key,)
+        ).fetchone()
+    except sqlite3.Error as exc:
+        raise translate(exc, path, "read the run's meta") from exc
+    finally:
+        conn.close()
+    return None if row is None else orjson.loads(row[0])

@@ -23,8 +23,9 @@ from evaltally.errors import LedgerError
 from evaltally.ledger import bodies, plan
 from evaltally.ledger.files import RunLock, check_file, ledger_path, translate
 from evaltally.ledger.pending import compute_pending
-from evaltally.ledger.results import PendingChain, PlanDelta
+from evaltally.ledger.results import PendingChain, PlanDelta, ToVerify
 from evaltally.ledger.schema import CHAINED_TABLES, MIGRATIONS, MIGRATIONS_TABLE, SCHEMA_VERSION
+from evaltally.ledger.verifications import answers_to_verify
 from evaltally.ledger.writer import Writer
 from evaltally.records import PlannedCall, Status, Usage, canonical_json
 
@@ -286,6 +287,30 @@ class Ledger:
         await self.flush()
         return await asyncio.to_thread(compute_pending, self.path)
 
+    # -- verification -----------------------------------------------------------------------
+
+    def verification(
+        self, call_id: str, status: str, *, detail: Any, reason: str | None, verifier: str
+    ) -> None:
+        """Append a verdict (`passed`, `failed` or `error`) on a call's ok answer."""
+        try:
+            detail_json = canonical_json(detail).decode()
+        except TypeError as exc:
+            raise LedgerError(
+                f"verification detail of call {call_id} is not JSON-serializable: {exc}"
+            ) from exc
+        self._writer.enqueue(
+            "verifications", (call_id, status, detail_json, reason, verifier, time.time())
+        )
+
+    async def answers_to_verify(
+        self, benchmarks: Iterable[str], *, unverified_only: bool
+    ) -> list[ToVerify]:
+        """Every ok answer of these benchmarks (only those without a verdict, if asked)."""
+        await self.flush()
+        labels = tuple(benchmarks)
+        return await asyncio.to_thread(answers_to_verify, self.path, labels, unverified_only)
+
     # -- closing ----------------------------------------------------------------------------
 
     async def close(self) -> None:
@@ -368,7 +393,7 @@ async def _load_writer(db: aiosqlite.Connection, path: Path) -> Writer:
         row = await cur.fetchone()
         seqs[table], heads[table] = (int(row[0]), str(row[1])) if row else (0, "")
     ev = 0
-    for table in ("attempts", "outcomes"):
+    for table in ("attempts", "outcomes", "verifications"):
         cur = await db.execute(f"SELECT max(ev) FROM {table}")
         row = await cur.fetchone()
         ev = max(ev, int(row[0] or 0) if row else 0)

@@ -23,10 +23,9 @@ from evaltally.ledger import bodies, chain
 from evaltally.ledger.files import connect_ro, iso, ledger_path, lock_holder, translate
 from evaltally.ledger.schema import (
     BLOB_POSITIONS,
-    CHAINED_TABLES,
     HASHED_COLUMNS,
-    INDEX_NAMES,
     MIGRATIONS,
+    applied_tables,
     trigger_names,
 )
 
@@ -64,6 +63,7 @@ def verify_run(run_dir: Path) -> VerifyReport:
             _unclosed,
             _request_hashes,
             _plan,
+            _verdicts,
         ):
             found = list(check(conn, report))
             report.violations.extend(found[:_MAX_PER_CHECK])
@@ -80,25 +80,37 @@ def _short(call_id: str | None) -> str:
     return f" (call {call_id[:8]}…)" if call_id else ""
 
 
+def _tables(conn: sqlite3.Connection) -> tuple[str, ...]:
+    """The chained tables this ledger's applied migrations created."""
+    return applied_tables(v for (v,) in conn.execute("SELECT version FROM migrations"))
+
+
 def _schema(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
     objs = {(t, n) for t, n in conn.execute("SELECT type, name FROM sqlite_master")}
-    for table in ("migrations", *CHAINED_TABLES):
-        if ("table", table) not in objs:
-            yield f"schema: table {table} is missing"
-    for name in INDEX_NAMES:
-        if ("index", name) not in objs:
-            yield f"schema: index {name} is missing"
-    for name in trigger_names():
-        if ("trigger", name) not in objs:
-            yield f"schema: append-only trigger {name} is missing — someone dropped it"
     recorded = list(conn.execute("SELECT version, name FROM migrations ORDER BY version"))
     known = [(m.version, m.name) for m in MIGRATIONS]
-    if recorded != known[: len(recorded)] or len(recorded) < len(known):
+    if recorded != known[: len(recorded)] or not recorded:
         yield f"schema: migrations table lists {recorded}, this evaltally expects {known}"
+    elif len(recorded) < len(known):
+        report.notes.append(
+            f"schema version {recorded[-1][0]} (this evaltally writes {known[-1][0]}): the next "
+            "`tally run`/`tally resume` upgrades it in place; checked as written"
+        )
+    tables = _tables(conn)
+    for table in ("migrations", *tables):
+        if ("table", table) not in objs:
+            yield f"schema: table {table} is missing"
+    applied = {v for v, _ in recorded}
+    for name in (i for m in MIGRATIONS if m.version in applied for i in m.indexes):
+        if ("index", name) not in objs:
+            yield f"schema: index {name} is missing"
+    for name in trigger_names(("migrations", *tables)):
+        if ("trigger", name) not in objs:
+            yield f"schema: append-only trigger {name} is missing — someone dropped it"
 
 
 def _chains(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
-    for table in CHAINED_TABLES:
+    for table in _tables(conn):
         cols = HASHED_COLUMNS[table]
         has_call = "call_id" in cols
         prev_seq, prev_hash = 0, chain.GENESIS
@@ -246,4 +258,18 @@ def _plan(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
             f"({str(recorded.get('fingerprint'))[:12]}…), planned holds {fp.count} "
             f"({fp.hexdigest()[:12]}…) — planned calls were added or removed outside "
             "reconcile_plan"
+        )
+
+
+def _verdicts(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    """A verdict judges a recorded ok answer, so it follows that answer's outcome."""
+    if "verifications" not in _tables(conn):
+        return
+    for seq, call_id in conn.execute(
+        "SELECT v.seq, v.call_id FROM verifications v WHERE NOT EXISTS (SELECT 1 FROM outcomes o"
+        " WHERE o.call_id = v.call_id AND o.status = 'ok' AND o.ev < v.ev) ORDER BY v.seq"
+    ):
+        yield (
+            f"verifications seq {seq}{_short(call_id)}: a verdict without an earlier ok answer "
+            "of its call"
         )

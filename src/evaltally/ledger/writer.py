@@ -25,7 +25,7 @@ from evaltally.ledger.files import translate
 from evaltally.ledger.schema import BLOB_POSITIONS, CHAINED_TABLES, insert_sql
 from evaltally.records import canonical_json
 
-_WITH_EV = frozenset({"attempts", "outcomes"})
+_WITH_EV = frozenset({"attempts", "outcomes", "verifications"})
 Row = tuple[Any, ...]
 
 

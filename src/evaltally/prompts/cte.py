@@ -4,17 +4,17 @@ One request per scored call: a system message and one user message holding, in o
 service source, the intervention, the prior call history (`op(args) -> response`, numbered
 from 1 within what is shown), and the new request. What goes into the history depends on the
 protocol and is decided by the caller (`evaltally.benchmarks.cte.benchmark`); this module only
-formats. Rendering is a pure function: the same inputs give the same bytes, which is what lets
-a resumed free rollout prove it sends the recorded requests again.
+formats plain data (the intervention arrives as a dict, see `intervention_block`). Rendering is
+a pure function: the same inputs give the same bytes, which is what lets a resumed free
+rollout prove it sends the recorded requests again.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evaltally.benchmarks.cte.records import Intervention
 from evaltally.records import Message
 
 PROMPT_VERSION = "cte-v1"
@@ -49,37 +49,40 @@ def format_history(lines: Sequence[str]) -> str:
     return "\n".join(f"{n}. {line}" for n, line in enumerate(lines, 1))
 
 
-def intervention_block(iv: Intervention, source: str) -> str:
-    if iv.is_source_edit:
+def intervention_block(iv: Mapping[str, Any], source: str) -> str:
+    """`iv`: {"source_edit": bool, "description": str, and for a source edit "line_number",
+    "original_span", "modified_span"; for a state overwrite "path" (list), "from_value",
+    "to_value"}."""
+    if iv["source_edit"]:
         lines = source.splitlines()
-        ln = iv.line_number or 0
+        ln = iv.get("line_number") or 0
         changed = lines[ln - 1] if 0 < ln <= len(lines) else ""
         text = (
             "Right after the last call in the history below, one token of the source was "
             "edited and the service was reloaded from its existing state (the state is "
             "unchanged; only the code changed). The source shown above is the edited source.\n"
             f"- changed line {ln} (1-based) now reads: {changed.strip()}\n"
-            f"- old token: {iv.original_span}\n"
-            f"- new token: {iv.modified_span}"
+            f"- old token: {iv.get('original_span')}\n"
+            f"- new token: {iv.get('modified_span')}"
         )
     else:
-        path = ".".join(iv.path or ())
+        path = list(iv.get("path") or ())
         text = (
             "Right after the last call in the history below, the service's hidden state was "
             "overwritten; the code is unchanged (the source shown above is what runs).\n"
-            f"- state path: {path} (as a list: {dump(list(iv.path or ()))})\n"
-            f"- old value: {dump(iv.from_value)}\n"
-            f"- new value: {dump(iv.to_value)}"
+            f"- state path: {'.'.join(path)} (as a list: {dump(path)})\n"
+            f"- old value: {dump(iv.get('from_value'))}\n"
+            f"- new value: {dump(iv.get('to_value'))}"
         )
-    if iv.description:
-        text += f"\n- description: {iv.description}"
+    if iv.get("description"):
+        text += f"\n- description: {iv['description']}"
     return text
 
 
 def render(
     *,
     source: str,
-    intervention: Intervention,
+    intervention: Mapping[str, Any],
     history: Sequence[str],
     op: str,
     args: dict[str, Any],

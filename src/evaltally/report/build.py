@@ -1,7 +1,9 @@
-"""Grade an export file: metrics per (model, benchmark, protocol), tables, plots, audit.
+"""Grade an export file: rows go to the grader of their benchmark kind, each kind returns its
+report section, and the report adds what is common (reasoning-token audit, data sources).
 
 Both `tally grade EXPORT` and `tally report RUN` end here; `report` only exports first. The
-JSON written is the complete result; `groups` is what the two commands must agree on exactly.
+JSON written is the complete result; each section's data is what the two commands must agree
+on exactly.
 """
 
 from __future__ import annotations
@@ -11,24 +13,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from evaltally.audit import reasoning_against_request
-from evaltally.benchmarks.cte.grade import summarize
+from evaltally.benchmarks.registry import get_kind, kind_names
 from evaltally.errors import DataError
-from evaltally.report import plots, tables
-from evaltally.report.collect import collect, vm_by_index
+from evaltally.jsonl import read_objects
+from evaltally.report.files import markdown, write_report
+from evaltally.report.section import Grader, GradeSettings, Section
 
-PROTOCOL_RANK = {"answers_revealed": 0, "no_feedback": 1, "free_rollout": 2}
+REPORT_VERSION = 2
 
 
 @dataclass
 class ReportResult:
     data: dict[str, Any]
-    tables: list[tables.Table]
+    sections: list[Section]
     audit: list[str]
     markdown: str
     files: list[Path] = field(default_factory=list)
+
+    def section(self, kind: str) -> dict[str, Any]:
+        """The JSON data of one kind's section."""
+        return dict(self.data["sections"][kind])
 
 
 def reasoning_audit(used: Mapping[str, int], requested: Mapping[str, str] | None) -> list[str]:
@@ -51,6 +56,45 @@ def reasoning_audit(used: Mapping[str, int], requested: Mapping[str, str] | None
     return lines
 
 
+class _Rows:
+    """Export rows dispatched to their kind's grader, and the totals every report shows."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.graders: dict[str, Grader] = {}
+        self.reasoning: dict[str, int] = {}
+        self.not_graded = 0
+
+    def kind_of(self, row: dict[str, Any]) -> str | None:
+        kind = row.get("benchmark_kind")
+        if isinstance(kind, str):
+            return kind if kind in kind_names() else None
+        # An export of a release before benchmark_kind: the kind whose fields the row has.
+        for name in kind_names():
+            fields = get_kind(name).grader_class().legacy_fields
+            if fields and all(f in row for f in fields):
+                return name
+        return None
+
+    def add(self, lineno: int, row: dict[str, Any]) -> None:
+        kind = self.kind_of(row)
+        if kind is None:
+            self.not_graded += 1
+            return
+        grader = self.graders.get(kind)
+        if grader is None:
+            grader = self.graders[kind] = get_kind(kind).grader_class()()
+        try:
+            grader.add(row)
+            usage = row.get("usage") or {}
+            model = str(row["model"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise DataError(f"{self.path}: row {lineno}: malformed {kind} row ({exc!r})") from None
+        self.reasoning[model] = self.reasoning.get(model, 0) + int(
+            usage.get("reasoning_tokens") or 0
+        )
+
+
 def grade_export(
     export: Path,
     out_dir: Path | None = None,
@@ -59,68 +103,34 @@ def grade_export(
     resamples: int = 2000,
     seed: int = 0,
     plot: bool = True,
+    data_sources: Mapping[str, Any] | None = None,
 ) -> ReportResult:
-    collected = collect(Path(export))
-    if not collected.groups:
-        raise DataError(f"{export}: no CTE-Bench rows (rows need the fields of docs/export.md)")
-    keys = sorted(collected.groups, key=lambda k: (k[0], k[1], PROTOCOL_RANK.get(k[2], 9), k[2]))
-    groups: list[dict[str, Any]] = []
-    for model, bench, protocol in keys:
-        calls = collected.groups[(model, bench, protocol)]
-        groups.append(
-            {
-                "model": model,
-                "benchmark": bench,
-                "protocol": protocol,
-                "summary": summarize(calls, seed=seed, resamples=resamples),
-                "vm_by_index": vm_by_index(calls),
-            }
+    """Grade every row of `export` by its kind; write report files into `out_dir` if given.
+    `data_sources` (benchmark label -> kind and files with SHA-256, as the run recorded them)
+    is shown when known."""
+    rows = _Rows(Path(export))
+    for lineno, row in read_objects(Path(export), "export"):
+        rows.add(lineno, row)
+    if not rows.graders:
+        raise DataError(
+            f"{export}: no gradable rows (rows need the fields of docs/export.md, including "
+            "benchmark_kind)"
         )
-    audit = reasoning_audit(collected.reasoning_tokens, requested_reasoning)
-    data: dict[str, Any] = {
-        "report_version": 1,
-        "prompt_versions": sorted(collected.prompt_versions),
-        "bootstrap": {"resamples": resamples, "seed": seed, "level": 0.95},
-        "groups": groups,
-        "reasoning_tokens": dict(sorted(collected.reasoning_tokens.items())),
-        "reasoning_audit": audit,
-        "rows_not_graded": collected.skipped_rows,
-    }
-    made = tables.all_tables(groups)
-    md = _markdown(made, audit, data)
-    result = ReportResult(data, made, audit, md)
-    if out_dir is not None:
-        result.files = _write(result, Path(out_dir), plot)
-    return result
-
-
-def _markdown(made: list[tables.Table], audit: list[str], data: Mapping[str, Any]) -> str:
-    parts = [
-        "# CTE-Bench report",
-        "",
-        f"Prompt version(s): {', '.join(data['prompt_versions']) or '-'}; 95% intervals from "
-        f"{data['bootstrap']['resamples']:,} scenario-bootstrap resamples "
-        f"(seed {data['bootstrap']['seed']}). Every planned call is in the denominator: "
-        "failed, blocked, unfinished and unparsed calls count wrong.",
-        "",
+    settings = GradeSettings(resamples=resamples, seed=seed)
+    order = {name: i for i, name in enumerate(kind_names())}
+    sections = [
+        rows.graders[k].section(settings) for k in sorted(rows.graders, key=order.__getitem__)
     ]
-    parts += [tables.to_markdown(t) for t in made]
-    parts += ["### Reasoning audit", ""]
-    parts += [f"- {line}" for line in audit] or ["- no model reported reasoning tokens"]
-    parts += ["", "![VM by future call](vm_by_index.png)", "",
-              "![Effect-step VM](effect_step_vm.png)", ""]  # fmt: skip
-    return "\n".join(parts)
-
-
-def _write(result: ReportResult, out_dir: Path, plot: bool) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    files = [out_dir / "report.json", out_dir / "report.md"]
-    opts = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
-    files[0].write_bytes(orjson.dumps(result.data, option=opts) + b"\n")
-    files[1].write_text(result.markdown, encoding="utf-8")
-    if plot:
-        files.append(plots.vm_by_index(result.data["groups"], out_dir / "vm_by_index.png"))
-        files.append(
-            plots.effect_vm_intervals(result.data["groups"], out_dir / "effect_step_vm.png")
-        )
-    return files
+    audit = reasoning_audit(rows.reasoning, requested_reasoning)
+    data: dict[str, Any] = {
+        "report_version": REPORT_VERSION,
+        "sections": {s.kind: {"title": s.title, **s.data} for s in sections},
+        "data_sources": dict(data_sources or {}),
+        "reasoning_tokens": dict(sorted(rows.reasoning.items())),
+        "reasoning_audit": audit,
+        "rows_not_graded": rows.not_graded,
+    }
+    result = ReportResult(data, sections, audit, markdown(sections, audit, data))
+    if out_dir is not None:
+        result.files = write_report(result.data, result.markdown, sections, Path(out_dir), plot)
+    return result

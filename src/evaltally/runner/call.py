@@ -21,7 +21,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from evaltally.adapters.base import Endpoint, HttpAdapter, HttpResponse, OfflineAdapter
+from evaltally.adapters.base import Endpoint, HttpAdapter, HttpResponse
 from evaltally.benchmarks.base import Benchmark
 from evaltally.config import ModelConfig
 from evaltally.ledger import Ledger
@@ -46,17 +46,18 @@ DEFAULT_429_PAUSE_S = 1.0
 
 @dataclass
 class LaneUnit:
-    """Everything needed to call one endpoint."""
+    """Everything needed to call one model: its config, the lane of its endpoint (shared with
+    every other model key that reaches the same endpoint), and its adapter and endpoint. An
+    offline model (`provider = "baseline"`) has neither: its benchmark's predictor answers."""
 
     model: ModelConfig
     lane: Lane
-    adapter: HttpAdapter | OfflineAdapter
+    adapter: HttpAdapter | None
     endpoint: Endpoint | None
     offline: bool = field(init=False)
 
     def __post_init__(self) -> None:
-        # Decided once: isinstance against a runtime-checkable Protocol is slow on a hot path.
-        self.offline = isinstance(self.adapter, OfflineAdapter)
+        self.offline = self.adapter is None
 
 
 @dataclass(frozen=True)
@@ -100,10 +101,10 @@ class CallExecutor:
         self.sleep = sleep
 
     def build_body(self, unit: LaneUnit, messages: Sequence[Message]) -> bytes:
-        if unit.offline:
+        if unit.adapter is None:
             return offline_body(messages)
         assert unit.endpoint is not None
-        return cast(HttpAdapter, unit.adapter).build_request(unit.endpoint, messages).body
+        return unit.adapter.build_request(unit.endpoint, messages).body
 
     async def run(
         self,
@@ -114,36 +115,38 @@ class CallExecutor:
         prior_attempts: int,
     ) -> CallResult:
         if unit.offline:
-            adapter = cast(OfflineAdapter, unit.adapter)
-            return self._offline(adapter, call, messages, bench, prior_attempts)
+            return self._offline(unit.model.model, call, messages, bench, prior_attempts)
         return await self._http(unit, call, messages, bench, prior_attempts)
 
     def _offline(
-        self,
-        adapter: OfflineAdapter,
-        call: PlannedCall,
-        messages: list[Message],
-        bench: Benchmark,
-        prior: int,
+        self, name: str, call: PlannedCall, messages: list[Message], bench: Benchmark, prior: int
     ) -> CallResult:
+        """Answer with the benchmark's offline predictor `name`: no network, same ledger."""
         body = offline_body(messages)
         rhash = request_hash(body)
         attempt = prior + 1
         self.ledger.attempt_started(call.call_id, attempt, rhash, body)
-        completion = adapter.answer(messages, bench.offline_context(call))
+        text: str | None = None
+        detail: str | None = None
+        try:
+            text = bench.predictors[name](bench.offline_context(call))
+        except Exception as exc:  # a predictor's bug fails this call, never the run
+            detail = f"offline predictor {name!r} of benchmark {bench.label!r} raised {exc!r}"
         self.ledger.attempt_finished(
             call.call_id,
             attempt,
             http_status=None,
-            error_class=None,
-            error_detail=None,
+            error_class=None if text is not None else "predictor",
+            error_detail=detail,
             retry_after_s=None,
-            response_body=completion.text.encode(),
-            usage=completion.usage,
+            response_body=None if text is None else text.encode(),
+            usage=None if text is None else Usage(),
             latency_ms=0.0,
             request_id=None,
         )
-        return _parsed(bench, completion, 1, 0.0, rhash)
+        if text is None:
+            return CallResult(Status.FAILED, reason=detail, attempts=1, request_hash=rhash)
+        return _parsed(bench, call, Completion(text, "stop"), 1, 0.0, rhash)
 
     async def _http(
         self,
@@ -179,7 +182,7 @@ class CallExecutor:
             if isinstance(exc, _Retryable):
                 reason = f"gave up after {state.sent} attempts; last: {reason}"
             return CallResult(Status.FAILED, reason=reason, attempts=state.sent, request_hash=rhash)
-        return _parsed(bench, completion, state.sent, state.latency_ms, rhash)
+        return _parsed(bench, call, completion, state.sent, state.latency_ms, rhash)
 
     async def _attempt(
         self,
@@ -280,9 +283,13 @@ def _wait_strategy(initial: float, maximum: float) -> Any:
 
 
 def _parsed(
-    bench: Benchmark, completion: Completion, attempts: int, latency_ms: float, rhash: str
+    bench: Benchmark,
+    call: PlannedCall,
+    completion: Completion,
+    attempts: int,
+    latency_ms: float,
+    rhash: str,
 ) -> CallResult:
-    parsed = bench.parse(completion.text)
     common: Mapping[str, Any] = {
         "raw_text": completion.text,
         "attempts": attempts,
@@ -290,6 +297,11 @@ def _parsed(
         "latency_ms": latency_ms,
         "request_hash": rhash,
     }
+    try:
+        parsed = bench.parse(call, completion.text)
+    except Exception as exc:  # the parser's bug, not the model's answer: fail, resume re-asks
+        reason = f"benchmark {bench.label!r} parser raised {exc!r}"
+        return CallResult(Status.FAILED, reason=reason, **common)
     if parsed.ok:
         return CallResult(Status.OK, parsed=parsed.value, parse_path=parsed.path, **common)
     reason = parsed.error or "answer did not parse"

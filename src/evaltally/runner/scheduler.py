@@ -1,8 +1,12 @@
-"""Drive pending chains through their lanes.
+"""Drive pending chains through the lanes of their steps' models.
 
-Each lane gets `concurrency` workers; a worker takes a whole chain and runs its calls strictly
-in order, so chains run concurrently and calls inside a chain never overlap. Chains with the
-most remaining calls start first: they are the critical path of the sweep.
+A lane (one endpoint) has `concurrency` slots; each slot is a worker that takes the next chain
+waiting for this lane and runs its steps strictly in order for as long as they are answered on
+this lane. When the chain's next step belongs to another model's lane (an observer answered,
+its judge is next), the chain is handed to that lane's queue and the slot takes the next chain.
+So calls inside a chain never overlap, every step waits only for its own endpoint, and one slow
+or failing endpoint never holds a slot of another. Chains already started come first on a
+lane; then chains with the most remaining calls (the critical path of the sweep).
 """
 
 from __future__ import annotations
@@ -10,26 +14,54 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from evaltally.benchmarks.base import Benchmark, StepAnswer
+from evaltally.errors import EvaltallyError
 from evaltally.ledger import Ledger, PendingChain, RecordedAnswer
 from evaltally.records import PlannedCall, Status
 from evaltally.runner.call import CallExecutor, CallResult, LaneUnit, request_hash
-from evaltally.runner.lane import LaneStopped
+from evaltally.runner.lane import Lane, LaneStopped
 
 BudgetCheck = Callable[[], str | None]
 """Returns a reason when no new call may be sent (budget reached), else None."""
+AnswerHook = Callable[[Benchmark, PlannedCall, StepAnswer], None]
+"""Called with every answer that ended ok (the verification hook)."""
 
 
 @dataclass
 class ChainWork:
     chain: PendingChain
     prior_attempts: Mapping[str, int]
+    position: int = 0
+    """Index of the next call of `chain.calls` to handle."""
+    earlier: list[StepAnswer] = field(default_factory=list)
+    blocked_reason: str | None = None
 
     @property
     def remaining(self) -> int:
         return sum(1 for c in self.chain.calls if c.step not in self.chain.recorded)
+
+
+class _LaneQueue:
+    """The chains whose next step waits for one lane."""
+
+    def __init__(self, lane: Lane) -> None:
+        self.lane = lane
+        self.fresh: deque[ChainWork] = deque()
+        self.handed: deque[ChainWork] = deque()
+        self.ready = asyncio.Event()
+        self.reach = 0
+        """Chains with a step still to send on this lane: more slots than that would idle."""
+
+    def pop(self) -> ChainWork | None:
+        if self.handed:
+            return self.handed.popleft()
+        return self.fresh.popleft() if self.fresh else None
+
+    def hand(self, work: ChainWork) -> None:
+        self.handed.append(work)
+        self.ready.set()
 
 
 class Scheduler:
@@ -40,64 +72,107 @@ class Scheduler:
         units: Mapping[str, LaneUnit],
         benchmarks: Mapping[str, Benchmark],
         budget: BudgetCheck | None = None,
+        on_ok: AnswerHook | None = None,
     ) -> None:
         self.ledger = ledger
         self.executor = executor
         self.units = units
+        """Model key -> its unit; models reaching one endpoint share the unit's lane."""
         self.benchmarks = benchmarks
         self.budget = budget
+        self.on_ok = on_ok
         self.mismatches: list[str] = []
         self.failures: list[str] = []
         """One line per call that ended failed (which call, why), for the end-of-run summary."""
+        self._queues: dict[int, _LaneQueue] = {}
+        self._open = 0
+
+    def _queue(self, lane: Lane) -> _LaneQueue:
+        return self._queues.setdefault(id(lane), _LaneQueue(lane))
 
     async def run(self, work: list[ChainWork]) -> None:
-        queues: dict[str, deque[ChainWork]] = {key: deque() for key in self.units}
+        for unit in self.units.values():
+            self._queue(unit.lane)
         for item in sorted(work, key=lambda w: (-w.remaining, w.chain.chain_id)):
-            queues[item.chain.calls[0].model].append(item)
-        async with asyncio.TaskGroup() as group:
-            for key, queue in queues.items():
-                unit = self.units[key]
-                for _ in range(min(unit.model.limits.concurrency, len(queue))):
-                    group.create_task(self._worker(unit, queue))
+            lanes = {
+                id(self.units[c.model].lane): self.units[c.model].lane
+                for c in item.chain.calls
+                if c.step not in item.chain.recorded
+            }
+            for lane in lanes.values():
+                self._queue(lane).reach += 1
+            first = next(c for c in item.chain.calls if c.step not in item.chain.recorded)
+            self._queue(self.units[first.model].lane).fresh.append(item)
+        self._open = len(work)
+        try:
+            async with asyncio.TaskGroup() as group:
+                for queue in self._queues.values():
+                    for _ in range(min(queue.lane.limits.concurrency, queue.reach)):
+                        group.create_task(self._slot(queue))
+        except BaseExceptionGroup as eg:
+            raise _first_error(eg) from None
 
-    async def _worker(self, unit: LaneUnit, queue: deque[ChainWork]) -> None:
-        while queue:
-            await self._run_chain(unit, queue.popleft())
+    async def _slot(self, queue: _LaneQueue) -> None:
+        while True:
+            work = queue.pop()
+            if work is not None:
+                await self._advance(queue.lane, work)
+                continue
+            if self._open == 0:
+                return
+            queue.ready.clear()
+            await queue.ready.wait()
 
-    async def _run_chain(self, unit: LaneUnit, work: ChainWork) -> None:
+    async def _advance(self, lane: Lane, work: ChainWork) -> None:
+        """Run `work`'s steps on `lane` until the chain ends or its next step is elsewhere."""
         chain = work.chain
         bench = self.benchmarks[chain.calls[0].benchmark]
-        earlier: list[StepAnswer] = []
-        blocked_reason: str | None = None
-        for call in chain.calls:
+        while work.position < len(chain.calls):
+            call = chain.calls[work.position]
+            unit = self.units[call.model]
             recorded = chain.recorded.get(call.step)
             if recorded is not None:
-                if blocked_reason is None:
-                    blocked_reason = self._check_recorded(unit, bench, call, earlier, recorded)
-                earlier.append(
+                if work.blocked_reason is None:
+                    work.blocked_reason = self._check_recorded(unit, bench, call, work, recorded)
+                work.earlier.append(
                     StepAnswer(call.step, recorded.status, recorded.raw_text, recorded.parsed)
                 )
+                work.position += 1
                 continue
-            reason = blocked_reason or unit.lane.stop_reason or (self.budget and self.budget())
+            reason = work.blocked_reason or unit.lane.stop_reason or (self.budget and self.budget())
             if reason:
                 self._record(unit, call, CallResult(Status.BLOCKED, reason=reason))
+                work.position += 1
                 continue
-            result = await self._run_call(unit, bench, call, earlier, work)
+            if unit.lane is not lane:
+                self._queue(unit.lane).hand(work)
+                return
+            result = await self._run_call(unit, bench, call, work)
             self._record(unit, call, result)
             await self.ledger.throttle()
             if result.status is Status.FAILED or result.status is Status.BLOCKED:
-                blocked_reason = f"an earlier call of its chain (step {call.step}) did not finish"
-            earlier.append(StepAnswer(call.step, result.status, result.raw_text, result.parsed))
+                work.blocked_reason = (
+                    f"an earlier call of its chain (step {call.step}) did not finish"
+                )
+            answer = StepAnswer(call.step, result.status, result.raw_text, result.parsed)
+            if result.status is Status.OK and self.on_ok is not None:
+                self.on_ok(bench, call, answer)
+            work.earlier.append(answer)
+            work.position += 1
+        self._open -= 1
+        if self._open == 0:
+            for queue in self._queues.values():
+                queue.ready.set()
 
     async def _run_call(
-        self,
-        unit: LaneUnit,
-        bench: Benchmark,
-        call: PlannedCall,
-        earlier: list[StepAnswer],
-        work: ChainWork,
+        self, unit: LaneUnit, bench: Benchmark, call: PlannedCall, work: ChainWork
     ) -> CallResult:
-        messages = bench.render(call, earlier)
+        try:
+            messages = bench.render(call, work.earlier)
+        except Exception as exc:  # a benchmark's bug or bad item data fails this call only
+            return CallResult(
+                Status.FAILED, reason=f"benchmark {bench.label!r} could not render: {exc!r}"
+            )
         try:
             return await self.executor.run(
                 unit, call, messages, bench, work.prior_attempts.get(call.call_id, 0)
@@ -110,7 +185,7 @@ class Scheduler:
         unit: LaneUnit,
         bench: Benchmark,
         call: PlannedCall,
-        earlier: list[StepAnswer],
+        work: ChainWork,
         recorded: RecordedAnswer,
     ) -> str | None:
         """Prove the recorded step's prompt still renders to the same bytes; later steps are
@@ -118,13 +193,18 @@ class Scheduler:
         stored = recorded.request_hash
         if stored is None:
             return None
-        body = self.executor.build_body(unit, bench.render(call, earlier))
+        try:
+            body = self.executor.build_body(unit, bench.render(call, work.earlier))
+        except Exception as exc:  # same as a mismatch: the rest of the chain cannot follow
+            body, cause = b"", f"it no longer renders ({exc!r})"
+        else:
+            cause = "its prompt no longer renders to the recorded request"
         if request_hash(body) == stored:
             return None
         message = (
-            f"call {call.call_id} (chain {call.chain_id}, step {call.step}): its prompt no longer "
-            "renders to the recorded request; the item data or prompt version changed since it "
-            "was answered, so the rest of the chain is blocked"
+            f"call {call.call_id} (chain {call.chain_id}, step {call.step}): {cause}; the item "
+            "data or prompt version changed since it was answered, so the rest of the chain "
+            "is blocked"
         )
         self.mismatches.append(message)
         return message
@@ -148,6 +228,24 @@ class Scheduler:
                 f"{call.model} / {call.benchmark} / item {call.item_id!r} step {call.step} "
                 f"(call {call.call_id}): {result.reason}"
             )
+
+
+def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The error to report from a failed task group: ours first (it says what to fix), then
+    an interrupt, else the group itself (a bug: its traceback is the useful part)."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        exc = pending.pop(0)
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
+        else:
+            leaves.append(exc)
+    for kind in (EvaltallyError, KeyboardInterrupt):
+        for leaf in leaves:
+            if isinstance(leaf, kind):
+                return leaf
+    return group
 
 
 def _count(unit: LaneUnit, result: CallResult) -> None:

@@ -14,18 +14,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
-from evaltally.adapters.base import Endpoint, HttpAdapter, OfflineAdapter
 from evaltally.audit import audit_run
+from evaltally.benchmarks.base import Benchmark
 from evaltally.benchmarks.registry import load_benchmarks
-from evaltally.config import ModelConfig, SweepConfig, load_config, read_api_keys
-from evaltally.errors import CredentialError, LedgerError
+from evaltally.config import SweepConfig, load_config, read_api_keys
+from evaltally.errors import LedgerError
 from evaltally.ledger import Ledger
 from evaltally.plan import iter_plan
-from evaltally.runner.call import CallExecutor, LaneUnit
+from evaltally.runner.call import CallExecutor
 from evaltally.runner.lane import Lane
 from evaltally.runner.progress import ProgressReporter
 from evaltally.runner.scheduler import BudgetCheck, ChainWork, Scheduler
 from evaltally.runner.transport import AiohttpTransport, Transport
+from evaltally.runner.units import build_units
+from evaltally.runner.verification import Verifier, verify_recorded
+from evaltally.runner.workers import WorkerPool
 
 CONFIG_COPY = "config.toml"
 
@@ -37,6 +40,9 @@ class SessionResult:
     added: int
     counts: dict[str, int] = field(default_factory=dict)
     lanes: dict[str, Lane] = field(default_factory=dict)
+    """Model key -> the lane of its endpoint (models reaching one endpoint share it)."""
+    verified: dict[str, int] = field(default_factory=dict)
+    """Verdicts recorded this session, by status."""
     interrupted_attempts: int = 0
     mismatches: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -46,6 +52,11 @@ class SessionResult:
         return all(
             lane.stats.failed == 0 and lane.stats.blocked == 0 for lane in self.lanes.values()
         )
+
+    @property
+    def endpoint_lanes(self) -> dict[str, Lane]:
+        """Each lane once, by its name."""
+        return {lane.name: lane for lane in self.lanes.values()}
 
 
 def load_run_config(run_dir: Path) -> SweepConfig:
@@ -62,30 +73,6 @@ def load_run_config(run_dir: Path) -> SweepConfig:
     return replace(config, path=copy, name=run_dir.name, runs_dir=run_dir.parent)
 
 
-def build_unit(model: ModelConfig, api_key: str | None, lane: Lane) -> LaneUnit:
-    if model.provider == "baseline":
-        from evaltally.adapters.baseline import baseline_adapter
-
-        adapter: HttpAdapter | OfflineAdapter = baseline_adapter(model.model)
-        return LaneUnit(model=model, lane=lane, adapter=adapter, endpoint=None)
-    from evaltally.adapters import http_adapter, resolve_provider
-
-    preset = resolve_provider(model.provider)
-    extra = {"reasoning": model.reasoning, "preset": preset.name, **dict(model.extra)}
-    endpoint = Endpoint(
-        model=model.model,
-        base_url=model.base_url,
-        api_key=api_key,
-        params=model.params,
-        extra=extra,
-    )
-    adapter = http_adapter(model.provider, key_env=model.api_key_env)
-    # Building one request up front surfaces missing credentials (Bedrock's AWS variables,
-    # region) for every model before anything is planned or sent.
-    adapter.build_request(endpoint, [{"role": "user", "content": "credential check"}])
-    return LaneUnit(model=model, lane=lane, adapter=adapter, endpoint=endpoint)
-
-
 async def run_session(
     config: SweepConfig,
     *,
@@ -98,7 +85,7 @@ async def run_session(
     """Plan, record the plan, and drive every pending call to an outcome."""
     keys = read_api_keys(config, env)
     benchmarks = load_benchmarks(config)
-    units = _build_units(config, keys)
+    units = build_units(config, keys)
     run_dir = config.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     if not (run_dir / CONFIG_COPY).exists():
@@ -107,25 +94,39 @@ async def run_session(
     ledger = await Ledger.open(run_dir, create=True, command=command)
     own_transport = transport is None
     transport = transport or AiohttpTransport()
+    pool = WorkerPool()
+    verifier = Verifier(ledger, pool)
     try:
         delta = await ledger.reconcile_plan(iter_plan(config, benchmarks))
         await ledger.set_meta("config", {"path": str(config.path), "text": config.text})
+        await ledger.set_meta("data_sources", data_sources(benchmarks))
         _keep_config_copy(config, run_dir)
         interrupted = await ledger.mark_interrupted()
         pending = await ledger.pending_chains()
         result = SessionResult(run_dir, delta.total, delta.added, interrupted_attempts=interrupted)
         work = [ChainWork(chain, chain.attempts_so_far) for chain in pending]
         for item in work:
-            units[item.chain.calls[0].model].lane.stats.planned += item.remaining
+            for call in item.chain.calls:
+                if call.step not in item.chain.recorded:
+                    units[call.model].lane.stats.planned += 1
         result.lanes = {key: unit.lane for key, unit in units.items()}
         # The budget covers the whole run, so a resume counts what earlier sessions spent.
         spent_before = sum(a.cost_usd or 0.0 for a in audit_run(run_dir, config))
-        budget = _budget_check(result.lanes, budget_usd or config.budget_usd, spent_before)
-        scheduler = Scheduler(ledger, CallExecutor(ledger, transport), units, benchmarks, budget)
-        await _drive(scheduler, work, result.lanes, progress)
+        lanes = result.endpoint_lanes
+        budget = _budget_check(lanes, budget_usd or config.budget_usd, spent_before)
+        # Answers a killed session recorded but never verified are verified now.
+        await verify_recorded(ledger, verifier, benchmarks, unverified_only=True)
+        executor = CallExecutor(ledger, transport)
+        on_ok = verifier.submit if any(b.verifies for b in benchmarks.values()) else None
+        scheduler = Scheduler(ledger, executor, units, benchmarks, budget, on_ok)
+        await _drive(scheduler, work, lanes, progress)
+        await verifier.drain()
         result.mismatches = scheduler.mismatches
         result.failures = scheduler.failures
+        result.verified = dict(verifier.counts)
     finally:
+        await verifier.cancel()
+        await pool.close()
         if own_transport:
             await transport.close()
         # After Ctrl-C or a crash, attempts that were in flight are closed as interrupted
@@ -135,18 +136,15 @@ async def run_session(
     return result
 
 
-def _build_units(config: SweepConfig, keys: Mapping[str, str]) -> dict[str, LaneUnit]:
-    """One lane per model; every model's credential problem is reported together."""
-    units: dict[str, LaneUnit] = {}
-    problems: list[str] = []
-    for m in config.models:
-        try:
-            units[m.key] = build_unit(m, keys.get(m.key), Lane(m.key, m.limits))
-        except CredentialError as exc:
-            problems.append(f"  model {m.key!r}: {exc}")
-    if problems:
-        raise CredentialError("credentials are missing:\n" + "\n".join(problems))
-    return units
+def data_sources(benchmarks: Mapping[str, Benchmark]) -> dict[str, dict[str, object]]:
+    """Benchmark label -> its kind and data files with their SHA-256 (the report shows them)."""
+    return {
+        label: {
+            "kind": bench.kind,
+            "files": [{"path": d.path, "sha256": d.sha256} for d in bench.data_sources()],
+        }
+        for label, bench in benchmarks.items()
+    }
 
 
 async def _drive(

@@ -18,8 +18,10 @@ Core-v1 (all-call VM / effect-step VM / status match, %):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import orjson
 
 from .grade import GradedCall, graded_call
 from .records import Scenario, is_error
@@ -53,6 +55,17 @@ PREDICTORS: dict[str, Predictor] = {
     "copy_last": copy_last,
     "majority_status": majority_status,
 }
+
+
+def _offline(predict: Predictor) -> Callable[[Mapping[str, Any]], str]:
+    def answer(context: Mapping[str, Any]) -> str:
+        return orjson.dumps(predict(context["scenario"], int(context["future_index"]))).decode()
+
+    return answer
+
+
+OFFLINE_PREDICTORS = {name: _offline(fn) for name, fn in PREDICTORS.items()}
+"""What `provider = "baseline"` runs: the answer text from `CteBenchmark.offline_context`."""
 
 
 def graded_calls(scenarios: Sequence[Scenario], predictor: Predictor | str) -> list[GradedCall]:

@@ -13,16 +13,26 @@ Independent calls are chains of length one; their chain identity includes the fu
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-from evaltally.benchmarks.base import Benchmark, ChainTemplate, ParseResult, StepAnswer
-from evaltally.benchmarks.cte.records import Scenario, json_equal, load_scenarios
+from evaltally.benchmarks.base import (
+    Benchmark,
+    BenchmarkOptions,
+    ChainTemplate,
+    DataSource,
+    OptionError,
+    ParseResult,
+    StepAnswer,
+    file_sha256,
+)
+from evaltally.benchmarks.cte.baselines import OFFLINE_PREDICTORS
+from evaltally.benchmarks.cte.parse import parse_answer
+from evaltally.benchmarks.cte.records import Intervention, Scenario, json_equal, load_scenarios
 from evaltally.benchmarks.cte.stats import resolve_data
 from evaltally.config import BenchmarkConfig
 from evaltally.errors import ConfigError, DataError
 from evaltally.prompts import cte as prompts
-from evaltally.prompts.cte_parse import parse_answer
 from evaltally.records import Message, PlannedCall, Status, content_hash
 
 # Bound on cached free-rollout history lines (about 200 bytes each).
@@ -30,44 +40,57 @@ PREDICTION_CACHE_SIZE = 200_000
 
 PROTOCOLS = ("answers_revealed", "no_feedback", "free_rollout")
 WINDOW = 20
-OPTIONS = ("data", "protocols", "limit", "services", "kinds")
+
+
+@dataclass(frozen=True)
+class CteOptions(BenchmarkOptions):
+    data: str = "builtin"
+    """"builtin" or a .jsonl/.jsonl.gz scenario file (docs/cte-protocols.md)."""
+    protocols: tuple[str, ...] = PROTOCOLS
+    limit: int | None = None
+    """Keep the first `limit` scenarios left after the filters."""
+    services: tuple[str, ...] | None = None
+    kinds: tuple[str, ...] | None = None
+
+    def check(self) -> None:
+        if not self.data:
+            raise OptionError("data", "must be 'builtin' or a path to a .jsonl/.jsonl.gz file")
+        bad = [p for p in self.protocols if p not in PROTOCOLS]
+        if bad:
+            raise OptionError(
+                "protocols", f"unknown protocol {bad[0]!r}; valid: {', '.join(PROTOCOLS)}"
+            )
+        if len(set(self.protocols)) != len(self.protocols):
+            raise OptionError("protocols", "lists a protocol twice")
+        if self.limit is not None and self.limit <= 0:
+            raise OptionError("limit", f"must be > 0, got {self.limit}")
 
 
 class CteBenchmark(Benchmark):
     kind = "cte"
+    Options = CteOptions
+    predictors = OFFLINE_PREDICTORS
 
     def __init__(self, config: BenchmarkConfig) -> None:
         super().__init__(config)
-        opts = dict(config.options)
-        unknown = sorted(set(opts) - set(OPTIONS))
-        if unknown:
-            self._fail(unknown[0], f"unknown key; valid keys here: {', '.join(OPTIONS)}")
-        self.protocols = self._protocols(opts.get("protocols", list(PROTOCOLS)))
-        limit = opts.get("limit")
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
-            self._fail("limit", "must be a positive integer")
-        if limit is not None and limit <= 0:
-            self._fail("limit", f"must be > 0, got {limit}")
-        services = self._names("services", opts.get("services"))
-        kinds = self._names("kinds", opts.get("kinds"))
-        data = opts.get("data", "builtin")
-        if not isinstance(data, str) or not data:
-            self._fail("data", "must be 'builtin' or a path to a .jsonl/.jsonl.gz scenario file")
-        self.data_path = self._data_path(data)
+        opts: CteOptions = self.options
+        self.protocols = opts.protocols
+        self.data_path = resolve_data("builtin") if opts.data == "builtin" else self.path(opts.data)
         try:
             scenarios = load_scenarios(self.data_path)
         except DataError as exc:
             # name the config key too: the usual cause is a path that was never fetched
             raise ConfigError(config.source, f"benchmarks[{config.index}].data", str(exc)) from exc
+        services, kinds = opts.services, opts.kinds
         picked = [
             s
             for s in scenarios
             if (services is None or s.domain in services) and (kinds is None or s.kind in kinds)
         ]
-        if limit is not None:
-            picked = picked[:limit]
+        if opts.limit is not None:
+            picked = picked[: opts.limit]
         if not picked:
-            self._fail("services", "no scenario left after the services/kinds filters")
+            raise self.fail("services", "no scenario left after the services/kinds filters")
         self.scenarios: dict[str, Scenario] = {s.item_id: s for s in picked}
         self._hashes = {s.item_id: content_hash(s.raw, 32) for s in picked}
         # Formatting JSON dominates rendering; each scenario's true lines are made once.
@@ -75,34 +98,6 @@ class CteBenchmark(Benchmark):
         # A free rollout re-shows each earlier prediction in up to 20 later prompts; a
         # prediction's line depends only on the call and the answer text, so it is made once.
         self._predicted: dict[tuple[str, int, Status, str | None], str] = {}
-
-    # -- options ---------------------------------------------------------------------------
-
-    def _fail(self, key: str, reason: str) -> None:
-        raise ConfigError(self.config.source, f"benchmarks[{self.config.index}].{key}", reason)
-
-    def _protocols(self, value: Any) -> tuple[str, ...]:
-        if not isinstance(value, list) or not value or not all(isinstance(p, str) for p in value):
-            self._fail("protocols", f"must be a non-empty list of: {', '.join(PROTOCOLS)}")
-        bad = [p for p in value if p not in PROTOCOLS]
-        if bad:
-            self._fail("protocols", f"unknown protocol {bad[0]!r}; valid: {', '.join(PROTOCOLS)}")
-        if len(set(value)) != len(value):
-            self._fail("protocols", "lists a protocol twice")
-        return tuple(value)
-
-    def _names(self, key: str, value: Any) -> frozenset[str] | None:
-        if value is None:
-            return None
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-            self._fail(key, "must be a non-empty list of strings")
-        return frozenset(value)
-
-    def _data_path(self, data: str) -> Path:
-        if data == "builtin":
-            return resolve_data("builtin")
-        path = Path(data).expanduser()
-        return path if path.is_absolute() else self.config.base_dir / path
 
     # -- plan ------------------------------------------------------------------------------
 
@@ -185,14 +180,17 @@ class CteBenchmark(Benchmark):
         request = scenario.scored[i]
         return prompts.render(
             source=scenario.shown_source,
-            intervention=scenario.intervention,
+            intervention=_intervention(scenario.intervention),
             history=history,
             op=request.op,
             args=request.args,
         )
 
-    def parse(self, text: str) -> ParseResult:
+    def parse(self, call: PlannedCall, text: str) -> ParseResult:
         return parse_answer(text)
+
+    def data_sources(self) -> list[DataSource]:
+        return [DataSource(str(self.data_path), file_sha256(self.data_path))]
 
     # -- oracle side -----------------------------------------------------------------------
 
@@ -222,3 +220,17 @@ def _prediction_line(scenario: Scenario, j: int, answer: StepAnswer) -> str:
     ok = answer.status is Status.OK and isinstance(answer.parsed, dict)
     response = answer.parsed if ok else prompts.INVALID_PREDICTION
     return prompts.call_line(call.op, call.args, response, sort_keys=True)
+
+
+def _intervention(iv: Intervention) -> dict[str, Any]:
+    """The intervention as the plain data prompts/cte.py renders."""
+    return {
+        "source_edit": iv.is_source_edit,
+        "description": iv.description,
+        "line_number": iv.line_number,
+        "original_span": iv.original_span,
+        "modified_span": iv.modified_span,
+        "path": list(iv.path or ()),
+        "from_value": iv.from_value,
+        "to_value": iv.to_value,
+    }

@@ -1,4 +1,5 @@
-"""PNG figures (matplotlib, Agg backend: no display needed, safe in CI and over SSH)."""
+"""CTE-Bench report figures (PNG through report/figures.py). A line or bar is named by its
+model, and by its benchmark too when the report holds more than one CTE-Bench benchmark."""
 
 from __future__ import annotations
 
@@ -6,16 +7,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from evaltally.report.figures import pyplot
+
 PROTOCOL_ORDER = ("answers_revealed", "no_feedback", "free_rollout")
 
 
-def _pyplot() -> Any:
-    import matplotlib
+def _name(g: Mapping[str, Any], labelled: bool) -> str:
+    return f"{g['model']} ({g['benchmark']})" if labelled else str(g["model"])
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    return plt
+def _labelled(groups: Sequence[Mapping[str, Any]]) -> bool:
+    return len({g["benchmark"] for g in groups}) > 1
 
 
 def _protocols(groups: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -25,8 +27,9 @@ def _protocols(groups: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def vm_by_index(groups: Sequence[Mapping[str, Any]], out: Path) -> Path:
     """One panel per protocol: value match by future-call position, one line per model."""
-    plt = _pyplot()
+    plt = pyplot()
     protocols = _protocols(groups)
+    labelled = _labelled(groups)
     fig, axes = plt.subplots(
         1, len(protocols), figsize=(4.5 * len(protocols), 3.6), sharey=True, squeeze=False
     )
@@ -36,7 +39,7 @@ def vm_by_index(groups: Sequence[Mapping[str, Any]], out: Path) -> Path:
                 continue
             xs = [i + 1 for i, _ in g["vm_by_index"]]
             ys = [100 * v for _, v in g["vm_by_index"]]
-            ax.plot(xs, ys, marker=".", linewidth=1.2, label=g["model"])
+            ax.plot(xs, ys, marker=".", linewidth=1.2, label=_name(g, labelled))
         ax.set_title(protocol.replace("_", " "))
         ax.set_xlabel("future call (1-based)")
         ax.set_ylim(-2, 102)
@@ -51,15 +54,19 @@ def vm_by_index(groups: Sequence[Mapping[str, Any]], out: Path) -> Path:
 
 def effect_vm_intervals(groups: Sequence[Mapping[str, Any]], out: Path) -> Path:
     """Effect-step VM with 95% intervals, grouped by protocol, one bar per model."""
-    plt = _pyplot()
+    plt = pyplot()
     protocols = _protocols(groups)
-    models = list(dict.fromkeys(g["model"] for g in groups))
+    labelled = _labelled(groups)
+    models = list(dict.fromkeys(_name(g, labelled) for g in groups))
     width = 0.8 / max(1, len(models))
     fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(protocols) * max(1, len(models)) / 2), 3.8))
     for k, model in enumerate(models):
         xs, ys, lo, hi = [], [], [], []
         for p, protocol in enumerate(protocols):
-            g = next((g for g in groups if g["model"] == model and g["protocol"] == protocol), None)
+            g = next(
+                (g for g in groups if _name(g, labelled) == model and g["protocol"] == protocol),
+                None,
+            )
             cell = g["summary"]["metrics"]["effect_step_vm"] if g else None
             if not cell or cell["value"] is None:
                 continue

@@ -2,36 +2,22 @@
 
 Intention-to-evaluate: every planned call is a row of the export; a row whose status is not
 `ok` has no prediction and counts wrong (`failed`, `blocked`, `unfinished`: not answered;
-`parse_error`: answered, unparsed). Only rows carrying the CTE oracle fields are graded.
+`parse_error`: answered, unparsed). A row carries the CTE oracle fields (docs/export.md).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaltally.benchmarks.cte.grade import GradedCall
+from evaltally.benchmarks.cte.grade import GradedCall, value_match
 from evaltally.errors import DataError
 from evaltally.jsonl import read_objects
 
 ORACLE_FIELDS = ("scenario_id", "service", "intervention_kind", "future_index", "target")
 GroupKey = tuple[str, str, str]
 """(model, benchmark label, protocol)."""
-
-
-@dataclass
-class Collected:
-    groups: dict[GroupKey, list[GradedCall]] = field(default_factory=dict)
-    reasoning_tokens: dict[str, int] = field(default_factory=dict)
-    prompt_versions: set[str] = field(default_factory=set)
-    skipped_rows: int = 0
-
-
-def read_rows(path: Path) -> Iterator[dict[str, Any]]:
-    for _, row in read_objects(path, "export"):
-        yield row
 
 
 def graded_from_row(row: dict[str, Any]) -> GradedCall:
@@ -51,29 +37,38 @@ def graded_from_row(row: dict[str, Any]) -> GradedCall:
     )
 
 
+@dataclass
+class Collected:
+    groups: dict[GroupKey, list[GradedCall]] = field(default_factory=dict)
+    prompt_versions: set[str] = field(default_factory=set)
+
+    def add(self, row: dict[str, Any]) -> None:
+        key = (str(row["model"]), str(row["benchmark"]), str(row["protocol"]))
+        self.groups.setdefault(key, []).append(graded_from_row(row))
+        if row.get("prompt_version"):
+            self.prompt_versions.add(str(row["prompt_version"]))
+
+
+def is_cte_row(row: dict[str, Any]) -> bool:
+    kind = row.get("benchmark_kind")
+    return kind == "cte" if kind is not None else all(k in row for k in ORACLE_FIELDS)
+
+
 def collect(path: Path) -> Collected:
+    """The CTE rows of an export file (other benchmarks' rows are left out)."""
     out = Collected()
-    for lineno, row in enumerate(read_rows(path), 1):
-        if not all(k in row for k in ORACLE_FIELDS):
-            out.skipped_rows += 1  # another benchmark's row: not CTE, not graded here
+    for lineno, row in read_objects(path, "export"):
+        if not is_cte_row(row):
             continue
         try:
-            key = (str(row["model"]), str(row["benchmark"]), str(row["protocol"]))
-            out.groups.setdefault(key, []).append(graded_from_row(row))
+            out.add(row)
         except (KeyError, TypeError, ValueError) as exc:
             raise DataError(f"{path}: row {lineno}: malformed CTE row ({exc!r})") from None
-        usage = row.get("usage") or {}
-        reasoning = int(usage.get("reasoning_tokens") or 0)
-        out.reasoning_tokens[key[0]] = out.reasoning_tokens.get(key[0], 0) + reasoning
-        if row.get("prompt_version"):
-            out.prompt_versions.add(str(row["prompt_version"]))
     return out
 
 
 def vm_by_index(calls: list[GradedCall]) -> list[tuple[int, float]]:
     """(future_index, value-match rate over scenarios) for each index, ascending."""
-    from evaltally.benchmarks.cte.grade import value_match
-
     hits: dict[int, list[int]] = {}
     for c in calls:
         hits.setdefault(c.future_index, []).append(int(value_match(c.prediction, c.target)))

@@ -1,0 +1,42 @@
+"""The export fields a run's benchmarks add to the ledger's (docs/export.md): each row's
+`benchmark_kind`, its step's `role`, its answer's `verification` verdict (the benchmark's check,
+recorded in the ledger's verifications table) and the benchmark's oracle fields."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from evaltally.benchmarks.registry import load_benchmarks
+from evaltally.config import SweepConfig
+from evaltally.errors import BenchmarkError
+from evaltally.ledger import ExportRow
+from evaltally.ledger.verifications import latest_verdicts
+from evaltally.records import PlannedCall
+
+CORE = ("benchmark_kind", "role", "verification")
+_CALL_FIELDS = ("call_id", "chain_id", "step", "model", "benchmark", "item_id", "sample")
+
+
+def export_enricher(config: SweepConfig, run_dir: Path) -> Callable[[ExportRow], Mapping[str, Any]]:
+    """Fields for each export row of a run, from the run's own config and verdicts."""
+    benchmarks = load_benchmarks(config)
+    verdicts = latest_verdicts(run_dir)
+
+    def enrich(row: ExportRow) -> Mapping[str, Any]:
+        bench = benchmarks.get(row["benchmark"])
+        if bench is None:
+            return {}
+        call = PlannedCall(**{f: row[f] for f in (*_CALL_FIELDS, "protocol", "spec")})
+        fields = bench.export_fields(call)
+        clash = sorted(set(fields) & set(CORE))
+        if clash:
+            raise BenchmarkError(
+                f"benchmark {bench.label!r}: export_fields returns {clash}, which the export "
+                "sets itself; rename the benchmark's fields"
+            )
+        verdict = verdicts.get(call.call_id)
+        return {"benchmark_kind": bench.kind, "role": call.role, "verification": verdict, **fields}
+
+    return enrich
