@@ -150,6 +150,16 @@ class TokenEstimator:
         return round(self.chars * self.sample_tokens / self.sample_chars)
 
 
+def _estimate(bench: Benchmark, probe: PlannedCall) -> list[Message]:
+    try:
+        return bench.estimate_messages(probe)
+    except Exception as exc:  # a benchmark's bug is named, not shown as a traceback
+        raise BenchmarkError(
+            f"benchmark {bench.label!r}: item {probe.item_id!r} step {probe.step} could not be "
+            f"rendered for the token estimate: {exc!r}"
+        ) from exc
+
+
 def summarize_plan(config: SweepConfig, benchmarks: Mapping[str, Benchmark]) -> PlanSummary:
     """Count calls and estimate tokens without expanding every call: each chain template is
     estimated once per step role and multiplied by the bound models and samples (estimates are
@@ -170,7 +180,7 @@ def summarize_plan(config: SweepConfig, benchmarks: Mapping[str, Benchmark]) -> 
                 probe = PlannedCall(
                     "", "", step, "", bench.label, template.item_id, 0, template.protocol, spec
                 )
-                estimators[(template.protocol, role)].add(bench.estimate_messages(probe))
+                estimators[(template.protocol, role)].add(_estimate(bench, probe))
                 groups[(template.protocol, role)].calls += bconf.samples
         for key, estimator in estimators.items():
             groups[key].input_tokens = estimator.tokens * bconf.samples

@@ -233,8 +233,9 @@ class Benchmark(ABC):
         (`parse_error`), never retried."""
 
     def estimate_messages(self, call: PlannedCall) -> list[Message]:
-        """Messages used for token estimates before anything ran (no earlier answers)."""
-        return self.render(call, [])
+        """Messages used for token estimates before anything ran: earlier steps stand in as
+        empty answers (text "", nothing parsed)."""
+        return self.render(call, [StepAnswer(s, Status.OK, "", None) for s in range(call.step)])
 
     def offline_context(self, call: PlannedCall) -> Mapping[str, Any]:
         """What an offline predictor may read for this call (oracle inputs, never sent)."""

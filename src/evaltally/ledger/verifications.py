@@ -17,6 +17,7 @@ from evaltally.ledger.files import connect_ro, ledger_path, translate
 from evaltally.ledger.results import ToVerify
 from evaltally.records import PlannedCall
 
+
 def has_table(conn: sqlite3.Connection) -> bool:
     row = conn.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'verifications'"

@@ -1,14 +1,16 @@
 """A verification worker process: JSON lines in, verdicts out (see runner/workers.py).
 
-Each request `{"id", "function": "module:name", "args"}` calls `function(args)`; the reply is
-`{"id", "verdict", "detail", "reason"}`. Anything the function prints goes to stderr, so it
+Each request `{"function": "module:name", "args", "timeout_s"}` calls `function(args)`; the
+reply is `{"verdict", "detail", "reason"}`. Anything the function prints goes to stderr, so it
 cannot corrupt the replies. The function comes from a benchmark (trusted code); the model's
 answer is only ever data inside `args`.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import signal
 import sys
 from collections.abc import Callable
 from importlib import import_module
@@ -27,11 +29,16 @@ def _function(ref: str, cache: dict[str, Callable[[Any], Any]]) -> Callable[[Any
 
 
 def answer(request: dict[str, Any], cache: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
-    reply: dict[str, Any] = {"id": request.get("id"), "detail": None, "reason": None}
+    reply: dict[str, Any] = {"detail": None, "reason": None}
+    # The parent kills a worker whose job overruns; the alarm ends it even when the parent is
+    # gone (killed with -9), so no orphaned check outlives its time limit by much.
+    signal.alarm(math.ceil(float(request.get("timeout_s") or 60)) + 1)
     try:
         result = _function(str(request["function"]), cache)(request.get("args"))
     except Exception as exc:  # the check itself broke: recorded as an error verdict
         return {**reply, "verdict": "error", "reason": f"the check raised {exc!r}"}
+    finally:
+        signal.alarm(0)
     if not isinstance(result, dict) or result.get("verdict") not in VERDICTS:
         return {
             **reply,

@@ -52,18 +52,17 @@ class _Worker:
         )
         return cls(proc)
 
-    async def run(self, job: VerificationJob) -> Verdict:
+    async def run(self, request: bytes, timeout_s: float) -> Verdict:
         """The verdict; a worker that timed out or died is killed (its returncode is set)."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        request = {"id": 0, "function": job.function, "args": job.args}
         try:
-            self.proc.stdin.write(orjson.dumps(request) + b"\n")
+            self.proc.stdin.write(request)
             await self.proc.stdin.drain()
-            async with asyncio.timeout(job.timeout_s):
+            async with asyncio.timeout(timeout_s):
                 line = await self.proc.stdout.readline()
         except TimeoutError:
             await self.kill()
-            return Verdict("error", reason=f"timed out after {job.timeout_s:g}s")
+            return Verdict("error", reason=f"timed out after {timeout_s:g}s")
         except (ConnectionError, OSError):
             line = b""
         if not line:
@@ -97,9 +96,14 @@ class WorkerPool:
         self._all: set[_Worker] = set()
 
     async def run(self, job: VerificationJob) -> Verdict:
+        message = {"function": job.function, "args": job.args, "timeout_s": job.timeout_s}
+        try:
+            request = orjson.dumps(message) + b"\n"
+        except TypeError as exc:
+            return Verdict("error", reason=f"the check's arguments are not JSON: {exc}")
         async with self._slots:
             worker = self._idle.pop() if self._idle else await self._start()
-            verdict = await worker.run(job)
+            verdict = await worker.run(request, job.timeout_s)
             if worker.proc.returncode is None:
                 self._idle.append(worker)
             else:
