@@ -76,6 +76,11 @@ def stats(
 def generate(
     seed: int = typer.Option(..., "--seed", help="Generator seed."),
     out: Path = typer.Option(..., "-o", "--out", help="Output JSONL file."),
+    probe: str | None = typer.Option(
+        None,
+        "--probe",
+        help="'no-effect': 106 scenarios whose intervention changes no response (replay: 100%).",
+    ),
 ) -> None:
     """Generate fresh scenarios from the project's own services."""
 
@@ -84,7 +89,10 @@ def generate(
             gen = importlib.import_module("evaltally.benchmarks.cte.generate")
         except ImportError as exc:
             raise EvaltallyError(f"the scenario generator is unavailable: {exc}") from exc
-        return int(gen.write_generated(seed, out))
+        if probe not in gen.PROBES:
+            valid = ", ".join(p for p in gen.PROBES if p)
+            raise EvaltallyError(f"--probe {probe!r} is unknown; valid: {valid}")
+        return int(gen.write_generated(seed, out, probe))
 
     n = _guard(run)
     typer.echo(f"{out}: {n} scenarios")
