@@ -155,6 +155,7 @@ def test_chains_and_spec(tmp_path: Path) -> None:
         ({"data": "missing.jsonl"}, "data"),
         ({"services": "bank"}, "services"),
         ({"services": ["nosuch"]}, "services"),
+        ({"parse": "lenient"}, "parse"),
     ],
 )
 def test_option_errors_name_the_key(tmp_path: Path, options: dict[str, Any], key: str) -> None:
@@ -177,3 +178,11 @@ def test_paper_config_plans_10200_per_model_and_protocol(tmp_path: Path) -> None
     # The paper: Sonnet runs on Bedrock defaults without requesting thinking, so neither a
     # reasoning switch nor a temperature is sent for it.
     assert claude.reasoning == "default" and "temperature" not in claude.params
+
+
+def test_parse_mode_release_selects_the_release_repair(tmp_path: Path) -> None:
+    quoted_brace = '{"msg": "a } b", "n": 1}'
+    assert bench(tmp_path, limit=1).parse(quoted_brace).path == "strict"
+    release = bench(tmp_path, limit=1, parse="release")
+    assert release.parse('{"n": 1}').path == "release"
+    assert not release.parse(quoted_brace).ok

@@ -22,7 +22,7 @@ from evaltally.benchmarks.cte.stats import resolve_data
 from evaltally.config import BenchmarkConfig
 from evaltally.errors import ConfigError, DataError
 from evaltally.prompts import cte as prompts
-from evaltally.prompts.cte_parse import parse_answer
+from evaltally.prompts.cte_parse import parse_answer, parse_release
 from evaltally.records import Message, PlannedCall, Status, content_hash
 
 # Bound on cached free-rollout history lines (about 200 bytes each).
@@ -30,7 +30,8 @@ PREDICTION_CACHE_SIZE = 200_000
 
 PROTOCOLS = ("answers_revealed", "no_feedback", "free_rollout")
 WINDOW = 20
-OPTIONS = ("data", "protocols", "limit", "services", "kinds")
+OPTIONS = ("data", "protocols", "limit", "services", "kinds", "parse")
+PARSE_MODES = ("tolerant", "release")
 
 
 class CteBenchmark(Benchmark):
@@ -43,6 +44,9 @@ class CteBenchmark(Benchmark):
         if unknown:
             self._fail(unknown[0], f"unknown key; valid keys here: {', '.join(OPTIONS)}")
         self.protocols = self._protocols(opts.get("protocols", list(PROTOCOLS)))
+        self.parse_mode = opts.get("parse", "tolerant")
+        if self.parse_mode not in PARSE_MODES:
+            self._fail("parse", f"must be one of: {', '.join(PARSE_MODES)}")
         limit = opts.get("limit")
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             self._fail("limit", "must be a positive integer")
@@ -192,7 +196,9 @@ class CteBenchmark(Benchmark):
         )
 
     def parse(self, text: str) -> ParseResult:
-        return parse_answer(text)
+        # Each answer's parse path ("strict", "tolerant" or "release") is in the ledger and the
+        # export, so a run says which mode read it.
+        return parse_release(text) if self.parse_mode == "release" else parse_answer(text)
 
     # -- oracle side -----------------------------------------------------------------------
 
