@@ -6,6 +6,10 @@ Protocols (docs/cte-protocols.md), one request per scored call (the first 40 fut
 - no_feedback: independent calls; history = every observed call, never a scored one.
 - free_rollout: one chain of 40 calls per scenario; history = last 20 of observed + earlier
   scored calls carrying the model's own parsed predictions.
+- full_history: independent calls; history = every observed call + every earlier scored call
+  with its true counterfactual response (answers revealed without a window).
+The window (20) is the option `window`; the prompt says where the intervention falls among the
+lines shown (prompt version cte-v2).
 Independent calls are chains of length one; their chain identity includes the future index
 (through `item_hash`), so the 40 calls of a scenario get 40 distinct chains.
 """
@@ -28,9 +32,12 @@ from evaltally.records import Message, PlannedCall, Status, content_hash
 # Bound on cached free-rollout history lines (about 200 bytes each).
 PREDICTION_CACHE_SIZE = 200_000
 
-PROTOCOLS = ("answers_revealed", "no_feedback", "free_rollout")
+PROTOCOLS = ("answers_revealed", "no_feedback", "free_rollout", "full_history")
+#: The protocols a config gets when it names none: the paper's three.
+DEFAULT_PROTOCOLS = ("answers_revealed", "no_feedback", "free_rollout")
+WINDOWED = ("answers_revealed", "free_rollout")
 WINDOW = 20
-OPTIONS = ("data", "protocols", "limit", "services", "kinds", "parse")
+OPTIONS = ("data", "protocols", "limit", "services", "kinds", "parse", "window", "prompt_version")
 PARSE_MODES = ("tolerant", "release")
 
 
@@ -43,7 +50,13 @@ class CteBenchmark(Benchmark):
         unknown = sorted(set(opts) - set(OPTIONS))
         if unknown:
             self._fail(unknown[0], f"unknown key; valid keys here: {', '.join(OPTIONS)}")
-        self.protocols = self._protocols(opts.get("protocols", list(PROTOCOLS)))
+        self.protocols = self._protocols(opts.get("protocols", list(DEFAULT_PROTOCOLS)))
+        self.window = opts.get("window", WINDOW)
+        if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 1:
+            self._fail("window", "must be a positive integer (calls shown in a windowed history)")
+        self.prompt_version = opts.get("prompt_version", prompts.PROMPT_VERSION)
+        if self.prompt_version not in prompts.PROMPT_VERSIONS:
+            self._fail("prompt_version", f"must be one of: {', '.join(prompts.PROMPT_VERSIONS)}")
         self.parse_mode = opts.get("parse", "tolerant")
         if self.parse_mode not in PARSE_MODES:
             self._fail("parse", f"must be one of: {', '.join(PARSE_MODES)}")
@@ -115,17 +128,19 @@ class CteBenchmark(Benchmark):
             for sid, scenario in self.scenarios.items():
                 n = len(scenario.scored)
                 if protocol == "free_rollout":
-                    yield ChainTemplate(
-                        sid, self._hashes[sid], protocol, tuple(self._spec(i) for i in range(n))
-                    )
+                    steps = tuple(self._spec(i, protocol) for i in range(n))
+                    yield ChainTemplate(sid, self._hashes[sid], protocol, steps)
                     continue
                 for i in range(n):
                     item_hash = content_hash([self._hashes[sid], i], 32)
-                    yield ChainTemplate(sid, item_hash, protocol, (self._spec(i),))
+                    yield ChainTemplate(sid, item_hash, protocol, (self._spec(i, protocol),))
 
-    @staticmethod
-    def _spec(future_index: int) -> dict[str, Any]:
-        return {"future_index": future_index, "prompt_version": prompts.PROMPT_VERSION}
+    def _spec(self, future_index: int, protocol: str) -> dict[str, Any]:
+        spec: dict[str, Any] = {"future_index": future_index, "prompt_version": self.prompt_version}
+        # Only a window other than the paper's is spelled out, so default plans keep their ids.
+        if protocol in WINDOWED and self.window != WINDOW:
+            spec["window"] = self.window
+        return spec
 
     # -- render ----------------------------------------------------------------------------
 
@@ -144,9 +159,8 @@ class CteBenchmark(Benchmark):
             if len(earlier) < i:
                 raise ValueError(f"free rollout step {i} rendered with {len(earlier)} answers")
             shown = [self._prediction_line(scenario, j, earlier[j]) for j in range(i)]
-            return self._messages(scenario, i, shown, windowed=True)
-        future = self._true_future(scenario, i, call.protocol)
-        return self._messages(scenario, i, future, windowed=call.protocol != "no_feedback")
+            return self._messages(call, scenario, shown)
+        return self._messages(call, scenario, self._true_future(scenario, i, call.protocol))
 
     def _prediction_line(self, scenario: Scenario, j: int, answer: StepAnswer) -> str:
         key = (scenario.item_id, j, answer.status, answer.raw_text)
@@ -161,8 +175,7 @@ class CteBenchmark(Benchmark):
         # Before anything ran there are no predictions; true responses have the same shape.
         scenario, i = self._scenario(call)
         protocol = "answers_revealed" if call.protocol == "free_rollout" else call.protocol
-        future = self._true_future(scenario, i, protocol)
-        return self._messages(scenario, i, future, windowed=protocol != "no_feedback")
+        return self._messages(call, scenario, self._true_future(scenario, i, protocol))
 
     def _true_lines(self, scenario: Scenario) -> tuple[list[str], list[str]]:
         """(observed lines, scored lines with their true counterfactual responses)."""
@@ -180,19 +193,25 @@ class CteBenchmark(Benchmark):
             return []
         return self._true_lines(scenario)[1][:i]
 
-    def _messages(
-        self, scenario: Scenario, i: int, future: list[str], *, windowed: bool
-    ) -> list[Message]:
-        history = self._true_lines(scenario)[0] + future
-        if windowed:  # no_feedback shows every observed call, without a window
-            history = history[-WINDOW:]
-        request = scenario.scored[i]
+    def _messages(self, call: PlannedCall, scenario: Scenario, future: list[str]) -> list[Message]:
+        observed = self._true_lines(scenario)[0]
+        lines = observed + future
+        # no_feedback and full_history show every call they hold, without a window.
+        window = int(call.spec.get("window", WINDOW))
+        start = max(0, len(lines) - window) if call.protocol in WINDOWED else 0
+        history = prompts.History(
+            lines[start:],
+            observed=max(0, len(observed) - start),
+            hidden_after=max(0, start - len(observed)),
+        )
+        request = scenario.scored[int(call.spec["future_index"])]
         return prompts.render(
             source=scenario.shown_source,
             intervention=scenario.intervention,
             history=history,
             op=request.op,
             args=request.args,
+            version=str(call.spec.get("prompt_version", prompts.PROMPT_VERSION)),
         )
 
     def parse(self, text: str) -> ParseResult:
