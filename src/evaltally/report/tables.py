@@ -31,7 +31,7 @@ def pct(cell: Mapping[str, Any] | None, *, interval: bool = False) -> str:
     return text
 
 
-def _num(cell: Mapping[str, Any] | None) -> str:
+def num(cell: Mapping[str, Any] | None) -> str:
     if not cell or cell.get("value") is None:
         return "-"
     return f"{cell['value']:.1f}"
@@ -73,7 +73,7 @@ def free_rollout_table(groups: Sequence[Mapping[str, Any]]) -> Table | None:
             (
                 g["model"],
                 pct(m["whole_trace_exact"], interval=True),
-                _num(m["median_first_wrong"]),
+                num(m["median_first_wrong"]),
                 pct(m["vm_calls_1_10"], interval=True),
                 pct(m["vm_calls_21_40"], interval=True),
             )
