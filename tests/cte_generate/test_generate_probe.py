@@ -37,4 +37,4 @@ def test_unknown_probe_is_one_line_error(tmp_path: Path) -> None:
         app, ["generate", "--seed", "3", "--probe", "nope", "-o", str(tmp_path / "x")]
     )
     assert result.exit_code == 2
-    assert "--probe 'nope' is unknown; valid: no-effect" in result.output
+    assert "--probe: unknown probe 'nope'; valid: no-effect" in result.output
