@@ -271,3 +271,12 @@ def test_v1_prompts_still_render_for_old_runs(tmp_path: Path) -> None:
     user = b.render(c, [])[1]["content"]
     assert INTERVENTION_MARK not in user
     assert stated_position(user) == "Right after the last call in the history below"
+
+
+def test_reasoning_probe_config_plans_24_scenarios_per_model_and_protocol() -> None:
+    path = REPO / "configs" / "cte-reasoning-probe.toml"
+    text = path.read_text().replace("../data/cte-bench/core_v1.jsonl", str(CORE_V1))
+    cfg = load_config(path, text=text)
+    assert {m.reasoning for m in cfg.models} == {"on", "off"}
+    counts = Counter((c.model, c.protocol) for c in iter_plan(cfg, load_benchmarks(cfg)))
+    assert set(counts.values()) == {24 * 40} and len(counts) == 6

@@ -23,6 +23,7 @@ from typing import Any
 from evaltally.benchmarks.base import Benchmark, ChainTemplate, ParseResult, StepAnswer
 from evaltally.benchmarks.cte.records import Scenario, json_equal, load_scenarios
 from evaltally.benchmarks.cte.stats import resolve_data
+from evaltally.benchmarks.cte.subsets import REASONING_PROBE, SUBSETS, reasoning_probe, scenario_set
 from evaltally.config import BenchmarkConfig
 from evaltally.errors import ConfigError, DataError
 from evaltally.prompts import cte as prompts
@@ -37,7 +38,10 @@ PROTOCOLS = ("answers_revealed", "no_feedback", "free_rollout", "full_history")
 DEFAULT_PROTOCOLS = ("answers_revealed", "no_feedback", "free_rollout")
 WINDOWED = ("answers_revealed", "free_rollout")
 WINDOW = 20
-OPTIONS = ("data", "protocols", "limit", "services", "kinds", "parse", "window", "prompt_version")
+OPTIONS = (
+    "data", "protocols", "limit", "services", "kinds", "parse", "window", "prompt_version",
+    "subset",
+)  # fmt: skip
 PARSE_MODES = ("tolerant", "release")
 
 
@@ -81,12 +85,18 @@ class CteBenchmark(Benchmark):
             for s in scenarios
             if (services is None or s.domain in services) and (kinds is None or s.kind in kinds)
         ]
+        subset = opts.get("subset")
+        if subset is not None and subset not in SUBSETS:
+            self._fail("subset", f"must be one of: {', '.join(SUBSETS)}")
+        if subset == REASONING_PROBE:
+            picked = reasoning_probe(picked)
         if limit is not None:
             picked = picked[:limit]
         if not picked:
             self._fail("services", "no scenario left after the services/kinds filters")
         self.scenarios: dict[str, Scenario] = {s.item_id: s for s in picked}
         self._hashes = {s.item_id: content_hash(s.raw, 32) for s in picked}
+        self.scenario_set = scenario_set(subset, picked)
         # Formatting JSON dominates rendering; each scenario's true lines are made once.
         self._lines: dict[str, tuple[list[str], list[str]]] = {}
         # A free rollout re-shows each earlier prediction in up to 20 later prompts; a
@@ -239,6 +249,7 @@ class CteBenchmark(Benchmark):
             "target": target,
             "no_intervention": base,
             "is_effect_step": not json_equal(target, base),
+            "scenario_set": self.scenario_set,
         }
 
 
