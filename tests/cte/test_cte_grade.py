@@ -3,9 +3,11 @@
 Fixture (service/kind, future_index: target | no-intervention | prediction):
   A s1/k1  0: {"a":1} | same | {"a":1.0}                       VM, SM, FM 1
            1: {"a":2,"b":[1,2]} | {"a":1,..} | {"a":2,"b":[1],"c":true}
-              effect; not VM; SM; leaves a,b.0,b.1 vs a,b.0,c -> 2 matched / 4 union
+              effect; not VM; SM; leaves a,b.0,b.1 vs a,b.0,c -> 2 matched: FM 2/3 of the
+              oracle's 3 leaves, 2/4 of the union
           25: error | {"ok":true} | parse failure             effect; wrong everywhere
-  B s1/k2  0: {"ok":true} | same | {"ok":1}                   not VM (bool != 1); SM; FM 0
+  B s1/k2  0: {"ok":true} | same | {"ok":1}                   not VM (bool != 1); SM; FM 0;
+                                                              the release's `true == 1` says VM
            1: error E | {"v":3} | error F                     effect; not VM; SM; FM 0/1
           20: {"x":[]} | same | no answer (failed call)       wrong everywhere, not answered
   C s2/k1  0: {} | {} | {}                                    VM; FM 1 (the empty object is a leaf)
@@ -23,6 +25,7 @@ import pytest
 from evaltally.benchmarks.cte.grade import (
     GradedCall,
     field_match,
+    field_match_union,
     flatten,
     percentile,
     status_match,
@@ -57,28 +60,33 @@ EXPECTED = {
     "all_call_vm": 4 / 9,
     "effect_step_vm": 1 / 4,
     "status_match": 7 / 9,
-    "field_match": 4.5 / 9,
+    "field_match": (4 + 2 / 3) / 9,
+    "field_match_union": 4.5 / 9,
+    "all_call_vm_release": 5 / 9,
     "parse_failure_rate": 1 / 9,
     "coverage": 8 / 9,
     "vm_calls_1_10": 3 / 6,
     "vm_calls_21_40": 1 / 3,
     "whole_trace_exact": 1 / 3,
     "median_first_wrong": 1.5,  # A first wrong at call 2, B at call 1; C fully right: excluded
+    "mean_first_wrong": 1.5,
 }
 EXPECTED_SCORED_ONLY = {
     "all_call_vm": 4 / 8,
     "effect_step_vm": 1 / 4,
     "status_match": 7 / 8,
-    "field_match": 4.5 / 8,
+    "field_match": (4 + 2 / 3) / 8,
+    "field_match_union": 4.5 / 8,
     "parse_failure_rate": 1 / 8,
 }
-# s1 (A, B): VM 1/6, effect 0/3, SM 4/6, FM 1.5/6, parse 1/6, coverage 5/6, 1-10 1/4,
-# 21-40 0/2, whole 0/2; s2 (C): all 1 except parse 0.
+# s1 (A, B): VM 1/6, effect 0/3, SM 4/6, FM (5/3)/6 (union 1.5/6), parse 1/6, coverage 5/6,
+# 1-10 1/4, 21-40 0/2, whole 0/2; s2 (C): all 1 except parse 0.
 EXPECTED_EQUAL_SERVICE = {
     "all_call_vm": (1 / 6 + 1) / 2,
     "effect_step_vm": 0.5,
     "status_match": (4 / 6 + 1) / 2,
-    "field_match": (0.25 + 1) / 2,
+    "field_match": (5 / 18 + 1) / 2,
+    "field_match_union": (0.25 + 1) / 2,
     "parse_failure_rate": (1 / 6) / 2,
     "coverage": (5 / 6 + 1) / 2,
     "vm_calls_1_10": (0.25 + 1) / 2,
@@ -94,10 +102,23 @@ def test_per_call_functions() -> None:
     assert status_match({"error": {"code": "A"}}, ERR_E) and not status_match(None, ERR_E)
     assert flatten({"a": {"b": [1, {}]}, "c": []}) == {("a", "b", 0): 1, ("a", "b", 1): {},
                                                         ("c",): []}  # fmt: skip
-    assert field_match({"a": 2, "b": [1], "c": True}, {"a": 2, "b": [1, 2]}) == 0.5
+    assert field_match_union({"a": 2, "b": [1], "c": True}, {"a": 2, "b": [1, 2]}) == 0.5
+    assert field_match_union({}, {}) == 1.0 and field_match_union(None, {"a": 1}) == 0.0
+    assert field_match_union({"a": 1}, {"a": 1, "b": 2}) == 0.5  # a missing leaf costs one
+    assert field_match_union({"a": 1, "z": 0}, {"a": 1}) == 0.5  # so does an extra one
+    # The paper's reading: the oracle's fields are the denominator.
+    assert field_match({"a": 2, "b": [1], "c": True}, {"a": 2, "b": [1, 2]}) == 2 / 3
     assert field_match({}, {}) == 1.0 and field_match(None, {"a": 1}) == 0.0
     assert field_match({"a": 1}, {"a": 1, "b": 2}) == 0.5  # a missing leaf costs one
-    assert field_match({"a": 1, "z": 0}, {"a": 1}) == 0.5  # so does an extra one
+    assert field_match({"a": 1, "z": 0}, {"a": 1}) == 1.0  # an extra one costs nothing
+    err = {"error": {"code": "NOT_FOUND"}}
+    assert field_match({"error": {"code": "NOT_FOUND", "message": "no such key"}}, err) == 1.0
+
+
+def test_release_reading_of_booleans_is_counted() -> None:
+    s = summarize(CALLS, resamples=0)
+    assert s["vm_reading_differs"] == 1  # B's {"ok": 1} for {"ok": true}
+    assert s["metrics"]["all_call_vm_release"]["value"] == pytest.approx(5 / 9)
 
 
 def test_summary_point_values() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaltally.benchmarks.cte.parse import parse_answer
+from evaltally.benchmarks.cte.parse import parse_answer, parse_release
 
 
 @pytest.mark.parametrize(
@@ -51,3 +51,33 @@ def test_an_array_falls_back_to_its_first_object() -> None:
     # strict needs an object; tolerant takes the first balanced {...} inside, as the release
     r = parse_answer('[{"a": 1}]')
     assert r.ok and r.path == "tolerant" and r.value == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"ok": true, "n": 1}',
+        '```json\n{"ok": true, "n": 1,}\n```',
+        'The response is:\n{"ok": true, "n": 1}\nHope that helps {not json}',
+    ],
+)
+def test_release_mode_reads_ordinary_answers_like_ours(text: str) -> None:
+    r = parse_release(text)
+    assert r.ok and r.path == "release" and r.value == {"ok": True, "n": 1}
+    assert parse_answer(text).value == r.value
+
+
+def test_release_mode_counts_braces_inside_strings() -> None:
+    text = '{"msg": "a } b", "n": 1}'
+    assert parse_answer(text).ok
+    assert not parse_release(text).ok  # the release cuts the object at the quoted brace
+
+
+def test_release_mode_drops_commas_inside_strings() -> None:
+    text = '{"s": "x,]", "n": [1]}'
+    assert parse_answer(text).value == {"s": "x,]", "n": [1]}
+    assert parse_release(text).value == {"s": "x]", "n": [1]}
+
+
+def test_release_mode_still_refuses_nan() -> None:
+    assert not parse_release('{"a": NaN}').ok

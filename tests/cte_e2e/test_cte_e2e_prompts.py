@@ -11,12 +11,12 @@ import pytest
 from cte_e2e_kit import CORE_V1, REPO
 
 from evaltally.benchmarks.base import StepAnswer
-from evaltally.benchmarks.cte.benchmark import CteBenchmark
+from evaltally.benchmarks.cte.benchmark import PROTOCOLS, WINDOWED, CteBenchmark
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import BenchmarkConfig, load_config
 from evaltally.errors import ConfigError
 from evaltally.plan import iter_plan
-from evaltally.prompts.cte import PROMPT_VERSION, call_line
+from evaltally.prompts.cte import INTERVENTION_MARK, PROMPT_VERSION, call_line
 from evaltally.records import PlannedCall, Status
 
 
@@ -42,22 +42,33 @@ def fake_answers(n: int) -> list[StepAnswer]:
     return out
 
 
-def history(user: str) -> list[str]:
+def history_and_mark(user: str) -> tuple[list[str], int | None]:
+    """The numbered history lines, and how many precede the intervention mark (None: no mark)."""
     section = user.split("## Call history (oldest first)\n", 1)[1].split("\n\n## New call", 1)[0]
     if section == "(none)":
-        return []
+        return [], None
     lines = section.split("\n")
+    mark = lines.index(INTERVENTION_MARK) if INTERVENTION_MARK in lines else None
+    if mark is not None:
+        del lines[mark]
+    assert INTERVENTION_MARK not in lines
     for n, line in enumerate(lines, 1):
         assert line.startswith(f"{n}. ")
-    return [line.split(". ", 1)[1] for line in lines]
+    return [line.split(". ", 1)[1] for line in lines], mark
+
+
+def history(user: str) -> list[str]:
+    return history_and_mark(user)[0]
 
 
 def expected(sc: Any, protocol: str, i: int) -> list[str]:
     observed = [call_line(c.op, c.args, c.response) for c in sc.prefix]
     if protocol == "no_feedback":
         return observed
-    if protocol == "answers_revealed":
+    if protocol in ("answers_revealed", "full_history"):
         future = [call_line(c.op, c.args, c.response) for c in sc.scored[:i]]
+        if protocol == "full_history":
+            return observed + future
     else:
         future = [
             call_line(
@@ -155,6 +166,7 @@ def test_chains_and_spec(tmp_path: Path) -> None:
         ({"data": "missing.jsonl"}, "data"),
         ({"services": "bank"}, "services"),
         ({"services": ["nosuch"]}, "services"),
+        ({"parse": "lenient"}, "parse"),
     ],
 )
 def test_option_errors_name_the_key(tmp_path: Path, options: dict[str, Any], key: str) -> None:
@@ -171,5 +183,100 @@ def test_paper_config_plans_10200_per_model_and_protocol(tmp_path: Path) -> None
         counts = Counter((c.model, c.protocol) for c in iter_plan(cfg, load_benchmarks(cfg)))
         assert len(counts) == len(cfg.models) * 3
         assert set(counts.values()) == {10_200}
-    paper = load_config(REPO / "configs" / "cte-paper.toml")
-    assert {m.reasoning for m in paper.models} == {"off"}
+    paper = {m.key: m for m in load_config(REPO / "configs" / "cte-paper.toml").models}
+    claude = paper.pop("claude-sonnet-4.6")
+    assert {m.reasoning for m in paper.values()} == {"off"}
+    # The paper: Sonnet runs on Bedrock defaults without requesting thinking, so neither a
+    # reasoning switch nor a temperature is sent for it.
+    assert claude.reasoning == "default" and "temperature" not in claude.params
+
+
+def test_parse_mode_release_selects_the_release_repair(tmp_path: Path) -> None:
+    quoted_brace = '{"msg": "a } b", "n": 1}'
+    assert bench(tmp_path, limit=1).parse(quoted_brace).path == "strict"
+    release = bench(tmp_path, limit=1, parse="release")
+    assert release.parse('{"n": 1}').path == "release"
+    assert not release.parse(quoted_brace).ok
+
+
+def stated_position(user: str) -> str:
+    """The sentence of the intervention block that says when the intervention happened."""
+    block = user.split("## Intervention\n", 1)[1]
+    return block.split(", one token of the source", 1)[0].split(", the service's hidden", 1)[0]
+
+
+def check_timing(b: CteBenchmark) -> int:
+    """Every prompt's stated intervention position agrees with the history lines it shows,
+    computed here independently from the scenario: observed calls are the first P lines of the
+    trace, scored call j is line P + j + 1, and windowed protocols show the last 20."""
+    checked = 0
+    answers = fake_answers(40)
+    protocols = ("answers_revealed", "no_feedback", "free_rollout", "full_history")
+    for sid, sc in b.scenarios.items():
+        observed = [call_line(c.op, c.args, c.response) for c in sc.prefix]
+        n_obs = len(observed)
+        for protocol in protocols:
+            for i in range(len(sc.scored)):
+                user = b.render(call(sid, protocol, i), answers[:i])[1]["content"]
+                shown, mark = history_and_mark(user)
+                after = 0 if protocol == "no_feedback" else i
+                start = max(0, n_obs + after - 20) if protocol in WINDOWED else 0
+                before = max(0, n_obs - start)  # observed calls among the lines shown
+                hidden = max(0, start - n_obs)  # post-intervention calls above the window
+                assert len(shown) == before + (after - hidden)
+                assert shown[:before] == observed[start:]
+                for line, c in zip(shown[before:], sc.scored[hidden:after], strict=True):
+                    assert line.startswith(f"{c.op}(")
+                said = stated_position(user)
+                if hidden:
+                    assert mark is None and f"the {hidden} calls between it" in said
+                    assert said.startswith("Before every call in the history below")
+                elif before == len(shown):
+                    assert mark == before and said.startswith("Right after the last call")
+                elif before == 0:
+                    assert mark == 0 and said.startswith("Right before the first call")
+                else:
+                    assert mark == before
+                    assert said.startswith(f"Right after call {before} of the history below")
+                    assert f"calls {before + 1}-{len(shown)} after it" in said
+                checked += 1
+    return checked
+
+
+def test_stated_intervention_position_agrees_with_history_builtin(tmp_path: Path) -> None:
+    assert check_timing(bench(tmp_path, protocols=list(PROTOCOLS))) == 255 * 40 * 4
+
+
+def test_stated_intervention_position_agrees_with_history_core_v1(tmp_path: Path) -> None:
+    b = bench(tmp_path, data=str(CORE_V1), protocols=list(PROTOCOLS))
+    assert check_timing(b) == 255 * 40 * 4
+
+
+def test_window_option_changes_the_history_and_the_ids(tmp_path: Path) -> None:
+    sc_id = next(iter(bench(tmp_path, limit=1).scenarios))
+    default = next(iter(bench(tmp_path, limit=1, protocols=["free_rollout"]).chains()))
+    wide = bench(tmp_path, limit=1, protocols=["free_rollout"], window=30)
+    assert next(iter(wide.chains())).steps[5]["window"] == 30
+    assert "window" not in default.steps[5]
+    spec = {"future_index": 39, "prompt_version": PROMPT_VERSION, "window": 30}
+    c = PlannedCall("c", "ch", 39, "m", "cte", sc_id, 0, "free_rollout", spec)
+    assert len(history(wide.render(c, fake_answers(39))[1]["content"])) == 30
+
+
+def test_v1_prompts_still_render_for_old_runs(tmp_path: Path) -> None:
+    b = bench(tmp_path, limit=1, prompt_version="cte-v1")
+    sid = next(iter(b.scenarios))
+    spec = {"future_index": 30, "prompt_version": "cte-v1"}
+    c = PlannedCall("c", "ch", 0, "m", "cte", sid, 0, "answers_revealed", spec)
+    user = b.render(c, [])[1]["content"]
+    assert INTERVENTION_MARK not in user
+    assert stated_position(user) == "Right after the last call in the history below"
+
+
+def test_reasoning_probe_config_plans_24_scenarios_per_model_and_protocol() -> None:
+    path = REPO / "configs" / "cte-reasoning-probe.toml"
+    text = path.read_text().replace("../data/cte-bench/core_v1.jsonl", str(CORE_V1))
+    cfg = load_config(path, text=text)
+    assert {m.reasoning for m in cfg.models} == {"on", "off"}
+    counts = Counter((c.model, c.protocol) for c in iter_plan(cfg, load_benchmarks(cfg)))
+    assert set(counts.values()) == {24 * 40} and len(counts) == 6

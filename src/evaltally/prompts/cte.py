@@ -13,11 +13,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evaltally.records import Message
 
-PROMPT_VERSION = "cte-v1"
+PROMPT_VERSION = "cte-v2"
+#: cte-v1 said the intervention came "right after the last call in the history below" in every
+#: prompt, which the lines shown contradict from the second scored call on. It still renders, so
+#: runs planned with it resume with their recorded bytes (`prompt_version = "cte-v1"`).
+PROMPT_VERSIONS = ("cte-v1", "cte-v2")
+
+#: The unnumbered history line at the boundary between observed and post-intervention calls.
+INTERVENTION_MARK = "--- the intervention happened here ---"
 
 #: Shown in a free rollout in place of a prediction that did not parse (as the release does).
 INVALID_PREDICTION: dict[str, Any] = {"error": {"code": "MODEL_INVALID_JSON"}}
@@ -43,22 +51,76 @@ def call_line(op: str, args: dict[str, Any], response: Any, *, sort_keys: bool =
     return f"{op}({dump(args)}) -> {dump(response, sort_keys=sort_keys)}"
 
 
-def format_history(lines: Sequence[str]) -> str:
-    if not lines:
+@dataclass(frozen=True)
+class History:
+    """The calls a prompt shows, oldest first, and where the intervention falls among them.
+
+    ``observed`` of the ``lines`` ran before the intervention (they come first); the rest ran
+    after it. ``hidden_after`` counts calls made after the intervention that are older than the
+    first line shown (a window dropped them), so the boundary is not among the lines at all.
+    """
+
+    lines: Sequence[str]
+    observed: int
+    hidden_after: int = 0
+
+    @property
+    def mark_at(self) -> int | None:
+        """How many lines precede the boundary, when the boundary is among the lines shown."""
+        return self.observed if self.hidden_after == 0 and self.lines else None
+
+
+def format_history(history: History, version: str = PROMPT_VERSION) -> str:
+    if not history.lines:
         return "(none)"
-    return "\n".join(f"{n}. {line}" for n, line in enumerate(lines, 1))
+    numbered = [f"{n}. {line}" for n, line in enumerate(history.lines, 1)]
+    mark = history.mark_at
+    if version != "cte-v1" and mark is not None:
+        numbered.insert(mark, INTERVENTION_MARK)
+    return "\n".join(numbered)
 
 
-def intervention_block(iv: Mapping[str, Any], source: str) -> str:
+def when(history: History, version: str = PROMPT_VERSION) -> str:
+    """Where the intervention happened, relative to the history lines shown."""
+    n, k = len(history.lines), history.observed
+    if version == "cte-v1":
+        return "Right after the last call in the history below"
+    if n == 0:
+        return "Right before the new call (no earlier call is shown)"
+    if history.hidden_after:
+        return (
+            "Before every call in the history below: every call shown ran after it, and the "
+            f"{history.hidden_after} calls between it and the first call shown are not listed"
+        )
+    if k == n:
+        return (
+            "Right after the last call in the history below (at the marked line; every call "
+            "shown ran before it)"
+        )
+    if k == 0:
+        return (
+            "Right before the first call in the history below (at the marked line; every call "
+            "shown ran after it)"
+        )
+    return (
+        f"Right after call {k} of the history below (at the marked line): calls 1-{k} ran "
+        f"before it and calls {k + 1}-{n} after it"
+    )
+
+
+def intervention_block(
+    iv: Mapping[str, Any], source: str, history: History, version: str = PROMPT_VERSION
+) -> str:
     """`iv`: {"source_edit": bool, "description": str, and for a source edit "line_number",
     "original_span", "modified_span"; for a state overwrite "path" (list), "from_value",
     "to_value"}."""
+    at = when(history, version)
     if iv["source_edit"]:
         lines = source.splitlines()
         ln = iv.get("line_number") or 0
         changed = lines[ln - 1] if 0 < ln <= len(lines) else ""
         text = (
-            "Right after the last call in the history below, one token of the source was "
+            f"{at}, one token of the source was "
             "edited and the service was reloaded from its existing state (the state is "
             "unchanged; only the code changed). The source shown above is the edited source.\n"
             f"- changed line {ln} (1-based) now reads: {changed.strip()}\n"
@@ -68,7 +130,7 @@ def intervention_block(iv: Mapping[str, Any], source: str) -> str:
     else:
         path = list(iv.get("path") or ())
         text = (
-            "Right after the last call in the history below, the service's hidden state was "
+            f"{at}, the service's hidden state was "
             "overwritten; the code is unchanged (the source shown above is what runs).\n"
             f"- state path: {'.'.join(path)} (as a list: {dump(path)})\n"
             f"- old value: {dump(iv.get('from_value'))}\n"
@@ -83,18 +145,19 @@ def render(
     *,
     source: str,
     intervention: Mapping[str, Any],
-    history: Sequence[str],
+    history: History,
     op: str,
     args: dict[str, Any],
+    version: str = PROMPT_VERSION,
 ) -> list[Message]:
     """The messages of one scored call."""
     user = (
         "## Service source\n"
         f"```python\n{source.rstrip()}\n```\n\n"
         "## Intervention\n"
-        f"{intervention_block(intervention, source)}\n\n"
+        f"{intervention_block(intervention, source, history, version)}\n\n"
         "## Call history (oldest first)\n"
-        f"{format_history(history)}\n\n"
+        f"{format_history(history, version)}\n\n"
         "## New call\n"
         f"{op}({dump(args)})\n\n"
         "Output only the complete JSON response of the service to this new call."

@@ -6,6 +6,10 @@ Protocols (docs/cte-protocols.md), one request per scored call (the first 40 fut
 - no_feedback: independent calls; history = every observed call, never a scored one.
 - free_rollout: one chain of 40 calls per scenario; history = last 20 of observed + earlier
   scored calls carrying the model's own parsed predictions.
+- full_history: independent calls; history = every observed call + every earlier scored call
+  with its true counterfactual response (answers revealed without a window).
+The window (20) is the option `window`; the prompt says where the intervention falls among the
+lines shown (prompt version cte-v2).
 Independent calls are chains of length one; their chain identity includes the future index
 (through `item_hash`), so the 40 calls of a scenario get 40 distinct chains.
 """
@@ -27,9 +31,10 @@ from evaltally.benchmarks.base import (
     file_sha256,
 )
 from evaltally.benchmarks.cte.baselines import OFFLINE_PREDICTORS
-from evaltally.benchmarks.cte.parse import parse_answer
+from evaltally.benchmarks.cte.parse import parse_answer, parse_release
 from evaltally.benchmarks.cte.records import Intervention, Scenario, json_equal, load_scenarios
 from evaltally.benchmarks.cte.stats import resolve_data
+from evaltally.benchmarks.cte.subsets import REASONING_PROBE, SUBSETS, reasoning_probe, scenario_set
 from evaltally.config import BenchmarkConfig
 from evaltally.errors import ConfigError, DataError
 from evaltally.prompts import cte as prompts
@@ -38,19 +43,31 @@ from evaltally.records import Message, PlannedCall, Status, content_hash
 # Bound on cached free-rollout history lines (about 200 bytes each).
 PREDICTION_CACHE_SIZE = 200_000
 
-PROTOCOLS = ("answers_revealed", "no_feedback", "free_rollout")
+PROTOCOLS = ("answers_revealed", "no_feedback", "free_rollout", "full_history")
+#: The protocols a config gets when it names none: the paper's three.
+DEFAULT_PROTOCOLS = ("answers_revealed", "no_feedback", "free_rollout")
+WINDOWED = ("answers_revealed", "free_rollout")
 WINDOW = 20
+PARSE_MODES = ("tolerant", "release")
 
 
 @dataclass(frozen=True)
 class CteOptions(BenchmarkOptions):
     data: str = "builtin"
     """"builtin" or a .jsonl/.jsonl.gz scenario file (docs/cte-protocols.md)."""
-    protocols: tuple[str, ...] = PROTOCOLS
+    protocols: tuple[str, ...] = DEFAULT_PROTOCOLS
     limit: int | None = None
     """Keep the first `limit` scenarios left after the filters."""
     services: tuple[str, ...] | None = None
     kinds: tuple[str, ...] | None = None
+    parse: str = "tolerant"
+    """"tolerant" (ours) or "release" (the release's repair exactly)."""
+    window: int = WINDOW
+    """Calls shown by the windowed protocols (answers_revealed, free_rollout)."""
+    prompt_version: str = prompts.PROMPT_VERSION
+    """"cte-v1" only to resume a run planned before cte-v2."""
+    subset: str | None = None
+    """"reasoning-probe": the fixed 24-scenario subset (docs/cte-protocols.md)."""
 
     def check(self) -> None:
         if not self.data:
@@ -64,6 +81,15 @@ class CteOptions(BenchmarkOptions):
             raise OptionError("protocols", "lists a protocol twice")
         if self.limit is not None and self.limit <= 0:
             raise OptionError("limit", f"must be > 0, got {self.limit}")
+        if self.window < 1:
+            raise OptionError("window", "must be a positive integer (calls in a windowed history)")
+        for key, value, valid in (
+            ("parse", self.parse, PARSE_MODES),
+            ("prompt_version", self.prompt_version, prompts.PROMPT_VERSIONS),
+            ("subset", self.subset, (None, *SUBSETS)),
+        ):
+            if value not in valid:
+                raise OptionError(key, f"must be one of: {', '.join(v for v in valid if v)}")
 
 
 class CteBenchmark(Benchmark):
@@ -87,12 +113,15 @@ class CteBenchmark(Benchmark):
             for s in scenarios
             if (services is None or s.domain in services) and (kinds is None or s.kind in kinds)
         ]
+        if opts.subset == REASONING_PROBE:
+            picked = reasoning_probe(picked)
         if opts.limit is not None:
             picked = picked[: opts.limit]
         if not picked:
             raise self.fail("services", "no scenario left after the services/kinds filters")
         self.scenarios: dict[str, Scenario] = {s.item_id: s for s in picked}
         self._hashes = {s.item_id: content_hash(s.raw, 32) for s in picked}
+        self.scenario_set = scenario_set(opts.subset, picked)
         # Formatting JSON dominates rendering; each scenario's true lines are made once.
         self._lines: dict[str, tuple[list[str], list[str]]] = {}
         # A free rollout re-shows each earlier prediction in up to 20 later prompts; a
@@ -106,17 +135,20 @@ class CteBenchmark(Benchmark):
             for sid, scenario in self.scenarios.items():
                 n = len(scenario.scored)
                 if protocol == "free_rollout":
-                    yield ChainTemplate(
-                        sid, self._hashes[sid], protocol, tuple(self._spec(i) for i in range(n))
-                    )
+                    steps = tuple(self._spec(i, protocol) for i in range(n))
+                    yield ChainTemplate(sid, self._hashes[sid], protocol, steps)
                     continue
                 for i in range(n):
                     item_hash = content_hash([self._hashes[sid], i], 32)
-                    yield ChainTemplate(sid, item_hash, protocol, (self._spec(i),))
+                    yield ChainTemplate(sid, item_hash, protocol, (self._spec(i, protocol),))
 
-    @staticmethod
-    def _spec(future_index: int) -> dict[str, Any]:
-        return {"future_index": future_index, "prompt_version": prompts.PROMPT_VERSION}
+    def _spec(self, future_index: int, protocol: str) -> dict[str, Any]:
+        opts: CteOptions = self.options
+        spec: dict[str, Any] = {"future_index": future_index, "prompt_version": opts.prompt_version}
+        # Only a window other than the paper's is spelled out, so default plans keep their ids.
+        if protocol in WINDOWED and opts.window != WINDOW:
+            spec["window"] = opts.window
+        return spec
 
     # -- render ----------------------------------------------------------------------------
 
@@ -135,9 +167,8 @@ class CteBenchmark(Benchmark):
             if len(earlier) < i:
                 raise ValueError(f"free rollout step {i} rendered with {len(earlier)} answers")
             shown = [self._prediction_line(scenario, j, earlier[j]) for j in range(i)]
-            return self._messages(scenario, i, shown, windowed=True)
-        future = self._true_future(scenario, i, call.protocol)
-        return self._messages(scenario, i, future, windowed=call.protocol != "no_feedback")
+            return self._messages(call, scenario, shown)
+        return self._messages(call, scenario, self._true_future(scenario, i, call.protocol))
 
     def _prediction_line(self, scenario: Scenario, j: int, answer: StepAnswer) -> str:
         key = (scenario.item_id, j, answer.status, answer.raw_text)
@@ -152,8 +183,7 @@ class CteBenchmark(Benchmark):
         # Before anything ran there are no predictions; true responses have the same shape.
         scenario, i = self._scenario(call)
         protocol = "answers_revealed" if call.protocol == "free_rollout" else call.protocol
-        future = self._true_future(scenario, i, protocol)
-        return self._messages(scenario, i, future, windowed=protocol != "no_feedback")
+        return self._messages(call, scenario, self._true_future(scenario, i, protocol))
 
     def _true_lines(self, scenario: Scenario) -> tuple[list[str], list[str]]:
         """(observed lines, scored lines with their true counterfactual responses)."""
@@ -171,22 +201,32 @@ class CteBenchmark(Benchmark):
             return []
         return self._true_lines(scenario)[1][:i]
 
-    def _messages(
-        self, scenario: Scenario, i: int, future: list[str], *, windowed: bool
-    ) -> list[Message]:
-        history = self._true_lines(scenario)[0] + future
-        if windowed:  # no_feedback shows every observed call, without a window
-            history = history[-WINDOW:]
-        request = scenario.scored[i]
+    def _messages(self, call: PlannedCall, scenario: Scenario, future: list[str]) -> list[Message]:
+        observed = self._true_lines(scenario)[0]
+        lines = observed + future
+        # no_feedback and full_history show every call they hold, without a window.
+        window = int(call.spec.get("window", WINDOW))
+        start = max(0, len(lines) - window) if call.protocol in WINDOWED else 0
+        history = prompts.History(
+            lines[start:],
+            observed=max(0, len(observed) - start),
+            hidden_after=max(0, start - len(observed)),
+        )
+        request = scenario.scored[int(call.spec["future_index"])]
         return prompts.render(
             source=scenario.shown_source,
             intervention=_intervention(scenario.intervention),
             history=history,
             op=request.op,
             args=request.args,
+            version=str(call.spec.get("prompt_version", prompts.PROMPT_VERSION)),
         )
 
     def parse(self, call: PlannedCall, text: str) -> ParseResult:
+        # Each answer's parse path ("strict", "tolerant" or "release") is in the ledger and the
+        # export, so a run says which mode read it.
+        if self.options.parse == "release":
+            return parse_release(text)
         return parse_answer(text)
 
     def data_sources(self) -> list[DataSource]:
@@ -212,6 +252,7 @@ class CteBenchmark(Benchmark):
             "target": target,
             "no_intervention": base,
             "is_effect_step": not json_equal(target, base),
+            "scenario_set": self.scenario_set,
         }
 
 

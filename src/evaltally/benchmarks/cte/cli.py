@@ -76,6 +76,11 @@ def stats(
 def generate(
     seed: int = typer.Option(..., "--seed", help="Generator seed."),
     out: Path = typer.Option(..., "-o", "--out", help="Output JSONL file."),
+    probe: str | None = typer.Option(
+        None,
+        "--probe",
+        help="'no-effect': 106 scenarios whose intervention changes no response (replay: 100%).",
+    ),
 ) -> None:
     """Generate fresh scenarios from the project's own services."""
 
@@ -84,7 +89,12 @@ def generate(
             gen = importlib.import_module("evaltally.benchmarks.cte.generate")
         except ImportError as exc:
             raise EvaltallyError(f"the scenario generator is unavailable: {exc}") from exc
-        return int(gen.write_generated(seed, out))
+        if probe is None:
+            return int(gen.write_generated(seed, out))
+        try:
+            return int(gen.write_generated(seed, out, probe))
+        except ValueError as exc:  # an unknown probe name, checked before any work
+            raise EvaltallyError(f"--probe: {exc}") from None
 
     n = _guard(run)
     typer.echo(f"{out}: {n} scenarios")

@@ -12,6 +12,11 @@ design from our own six services (``services/``). One scenario:
    intervention (``trace_original``, ``trace_counterfactual``); a candidate is kept only if some
    response differs, the intervention run raises nothing, and it replays identically.
 
+The no-effect probe (``generate(seed, probe="no-effect")``) is built the same way from the same
+services, keeping instead the candidates whose intervention changes no response in the scored
+window (the first 40 future calls): replay without the intervention scores 100% there, and a
+model's misses measure invented changes.
+
 All execution goes through ``executor.py`` (the same functions ``replay_record`` uses), so a
 generated record replays exactly. Randomness comes only from ``random.Random(seed)``.
 """
@@ -42,6 +47,8 @@ from evaltally.benchmarks.cte.interventions import (
 __all__ = [
     "BUILTIN_SEED",
     "COMPOSITION",
+    "NO_EFFECT_COMPOSITION",
+    "PROBES",
     "RECORD_KEYS",
     "builtin_path",
     "dumps_jsonl",
@@ -65,6 +72,24 @@ COMPOSITION: Final[tuple[tuple[str, str, int], ...]] = (
     ("ratelimiter", STATE_INJECTION, 15),
     ("reservation", BRANCH_INVERSION, 30),
 )
+#: The no-effect probe: 106 scenarios as in the paper (which does not publish its probe's
+#: composition; this one is ours). Every cell of the main set except clock jumps: a rate-limiter
+#: clock jump to a value its reference run reaches always changes a response within 40 calls.
+NO_EFFECT_COMPOSITION: Final[tuple[tuple[str, str, int], ...]] = (
+    ("auth", THRESHOLD_CHANGE, 14),
+    ("bank", BRANCH_INVERSION, 14),
+    ("cart", BRANCH_INVERSION, 14),
+    ("filesystem", BRANCH_INVERSION, 14),
+    ("ratelimiter", BRANCH_INVERSION, 12),
+    ("ratelimiter", THRESHOLD_CHANGE, 12),
+    ("ratelimiter", STATE_INJECTION, 12),
+    ("reservation", BRANCH_INVERSION, 14),
+)
+#: ``--probe`` name -> (composition, whether the intervention must change some response).
+PROBES: Final[dict[str | None, tuple[tuple[tuple[str, str, int], ...], bool]]] = {
+    None: (COMPOSITION, True),
+    "no-effect": (NO_EFFECT_COMPOSITION, False),
+}
 TOTAL_CALLS: Final = 100
 PREFIX_LENGTHS: Final = (5, 15, 35, 55)
 #: Workloads tried per source-edit candidate before the next candidate gets its turn.
@@ -78,7 +103,9 @@ def builtin_path() -> Path:
     return Path(__file__).resolve().parents[2] / "data" / "cte_builtin.jsonl.gz"
 
 
-def _cell(dom: ServiceRunner, kind: str, count: int, rng: random.Random) -> list[dict[str, Any]]:
+def _cell(
+    dom: ServiceRunner, kind: str, count: int, rng: random.Random, *, effect: bool
+) -> list[dict[str, Any]]:
     """``count`` scenarios of one (domain, kind) cell."""
     # Prefix lengths are balanced over the cell. A state intervention lands after call
     # ``prefix_len`` of the history, which the official file records as prefix_len + 1
@@ -98,32 +125,38 @@ def _cell(dom: ServiceRunner, kind: str, count: int, rng: random.Random) -> list
             ref = dom.reference(rng, WORKLOADS[dom.domain], TOTAL_CALLS)
             if is_edit:
                 # Candidates take turns, so the effective edits share the cell evenly.
-                record = try_source_edit(dom, ref, prefix_len, rotation[turn % len(rotation)])
+                edit = rotation[turn % len(rotation)]
+                record = try_source_edit(dom, ref, prefix_len, edit, effect=effect)
                 if record is None and (tries + 1) % _TRIES_PER_CANDIDATE == 0:
                     turn += 1
             else:
-                record = try_state_intervention(dom, ref, prefix_len, kind, rng)
+                record = try_state_intervention(dom, ref, prefix_len, kind, rng, effect=effect)
             if record is not None and record["item_id"] not in seen:
                 break
             record = None
         if record is None:
-            raise RuntimeError(f"no effective {kind} scenario for {dom.domain} found")
+            wanted = "effective" if effect else "no-effect"
+            raise RuntimeError(f"no {wanted} {kind} scenario for {dom.domain} found")
         turn += 1
         seen.add(record["item_id"])
         out.append(record)
     return out
 
 
-def generate(seed: int) -> list[dict[str, Any]]:
-    """A fresh scenario set with Core-v1's composition (255 records), fully determined by seed."""
+def generate(seed: int, probe: str | None = None) -> list[dict[str, Any]]:
+    """A fresh scenario set, fully determined by seed: Core-v1's composition (255 records), or
+    with ``probe="no-effect"`` the no-effect probe (106 records)."""
+    if probe not in PROBES:
+        raise ValueError(f"unknown probe {probe!r}; valid: {', '.join(p for p in PROBES if p)}")
+    composition, effect = PROBES[probe]
     master = random.Random(seed)
     # Each cell gets its own stream, so changing one cell's logic leaves the others unchanged.
-    cell_seeds = [master.getrandbits(64) for _ in COMPOSITION]
+    cell_seeds = [master.getrandbits(64) for _ in composition]
     domains: dict[str, ServiceRunner] = {}
     records: list[dict[str, Any]] = []
-    for (domain, kind, count), cell_seed in zip(COMPOSITION, cell_seeds, strict=True):
+    for (domain, kind, count), cell_seed in zip(composition, cell_seeds, strict=True):
         dom = domains.setdefault(domain, ServiceRunner(domain))
-        records.extend(_cell(dom, kind, count, random.Random(cell_seed)))
+        records.extend(_cell(dom, kind, count, random.Random(cell_seed), effect=effect))
     return records
 
 
@@ -141,9 +174,9 @@ def gzip_bytes(data: bytes) -> bytes:
     return buf.getvalue()
 
 
-def write_generated(seed: int, out: Path) -> int:
+def write_generated(seed: int, out: Path, probe: str | None = None) -> int:
     """Generate the set for ``seed`` into ``out`` (gzip if it ends in .gz); returns the count."""
-    records = generate(seed)
+    records = generate(seed, probe)
     data = dumps_jsonl(records)
     if out.name.endswith(".gz"):
         data = gzip_bytes(data)

@@ -8,15 +8,22 @@ in [0, 1] (reports multiply by 100). Definitions (see docs/cte.md):
   ``True != 1``, ``1 == 1.0``). all-call VM over every planned call; effect-step VM over calls
   whose target differs from the no-intervention response.
 - status match: prediction and target are both, or both not, a dict with an ``error`` key.
-- field match: both sides flattened to leaf paths (dict keys and list indices; an empty dict or
-  list is itself a leaf); score = leaves equal on both sides / |union of leaf paths|, so a
-  missing and an extra leaf each cost one union element. No prediction scores 0.
+- field match (the paper's reading): the oracle response is flattened to leaf paths (dict keys
+  and list indices; an empty dict or list is itself a leaf); score = oracle leaves that the
+  prediction holds with an equal value / |oracle leaves|. Extra predicted fields cost nothing, so
+  a correct error code with an extra `message` scores 1. No prediction scores 0.
+- field match, union reading (``field_match_union``): the same leaves, equal on both sides /
+  |union of both sides' leaf paths|, so a missing and an extra leaf each cost one.
+- release reading of value match (``all_call_vm_release``): the release compares decoded JSON
+  with Python equality, where ``true == 1``; ``vm_reading_differs`` counts the predictions the two
+  readings score differently, so a reader can tell whether the difference matters.
 - parse-failure rate: answered-but-unparsed calls / planned calls; coverage: answered / planned.
 - scored-only: the same rates over answered calls (parse failures still count as wrong).
 - free rollout: whole-trace exact match = share of scenarios whose every planned call is a VM;
   first wrong call = 1-based position of the first non-VM call (parse failures and missing
-  answers are wrong); its median is over scenarios with at least one wrong call
-  (``statistics.median``: the mean of the two middle values for an even count);
+  answers are wrong); its median and mean are over scenarios with at least one wrong call
+  (fully correct scenarios are excluded from both, as in the paper; the median of an even count
+  is the mean of the two middle values, ``statistics.median``);
   VM over calls 1-10 and 21-40 (future_index 0-9 and 20-39).
 - 95% intervals: percentile bootstrap over scenarios. Scenarios are sorted by id;
   ``rng = random.Random(seed)``; for each of ``resamples`` rounds draw ``n`` indices with
@@ -43,12 +50,14 @@ RATE_METRICS = (
     "effect_step_vm",
     "status_match",
     "field_match",
+    "field_match_union",
+    "all_call_vm_release",
     "parse_failure_rate",
     "coverage",
     "vm_calls_1_10",
     "vm_calls_21_40",
 )
-SCENARIO_METRICS = ("whole_trace_exact", "median_first_wrong")
+SCENARIO_METRICS = ("whole_trace_exact", "median_first_wrong", "mean_first_wrong")
 
 
 @dataclass(frozen=True)
@@ -117,21 +126,40 @@ def flatten(value: Any, prefix: tuple[str | int, ...] = ()) -> dict[tuple[str | 
     return {prefix: value}
 
 
+def _matched_leaves(prediction: Any, target: Any) -> tuple[int, int, int]:
+    """(leaves equal on both sides, |oracle leaves|, |union of leaf paths|)."""
+    p, t = flatten(prediction), flatten(target)
+    matched = sum(1 for k in p.keys() & t.keys() if json_equal(p[k], t[k]))
+    return matched, len(t), len(p.keys() | t.keys())
+
+
 def field_match(prediction: Any | None, target: Any) -> float:
+    """The paper's reading: oracle leaves the prediction matches / |oracle leaves|."""
+    if prediction is None:
+        return 0.0
+    matched, oracle, _ = _matched_leaves(prediction, target)
+    return matched / oracle
+
+
+def field_match_union(prediction: Any | None, target: Any) -> float:
     """Matched leaves / |union of leaf paths| (a missing or an extra leaf each cost one)."""
     if prediction is None:
         return 0.0
-    p, t = flatten(prediction), flatten(target)
-    union = p.keys() | t.keys()
-    matched = sum(1 for k in p.keys() & t.keys() if json_equal(p[k], t[k]))
-    return matched / len(union)
+    matched, _, union = _matched_leaves(prediction, target)
+    return matched / union
+
+
+def release_value_match(prediction: Any | None, target: Any) -> bool:
+    """The release's reading: Python equality of the decoded JSON (``True == 1``)."""
+    return prediction is not None and bool(prediction == target)
 
 
 #: Per-scenario sums, in this order; every rate is a ratio of sums over scenarios, so a
 #: bootstrap resample only has to add vectors. ``a_*`` restrict to answered calls.
 _FIELDS = (
-    "n", "vm", "sm", "fm", "parse_fail", "answered", "eff_n", "eff_vm", "n_1_10", "vm_1_10",
-    "n_21_40", "vm_21_40", "a_vm", "a_sm", "a_fm", "a_eff_n", "a_eff_vm", "whole", "one",
+    "n", "vm", "sm", "fm", "fmu", "vm_rel", "vm_diff", "parse_fail", "answered", "eff_n",
+    "eff_vm", "n_1_10", "vm_1_10", "n_21_40", "vm_21_40", "a_vm", "a_sm", "a_fm", "a_fmu",
+    "a_eff_n", "a_eff_vm", "whole", "one",
 )  # fmt: skip
 _I = {name: i for i, name in enumerate(_FIELDS)}
 
@@ -149,10 +177,15 @@ def _scenario_agg(calls: Sequence[GradedCall]) -> _Agg:
         ok = value_match(c.prediction, c.target)
         sm = status_match(c.prediction, c.target)
         fm = field_match(c.prediction, c.target)
+        fmu = field_match_union(c.prediction, c.target)
+        rel = release_value_match(c.prediction, c.target)
         v["n"] += 1
         v["vm"] += ok
         v["sm"] += sm
         v["fm"] += fm
+        v["fmu"] += fmu
+        v["vm_rel"] += rel
+        v["vm_diff"] += rel != ok
         v["parse_fail"] += c.answered and not c.parsed_ok
         v["answered"] += c.answered
         if c.is_effect_step:
@@ -168,6 +201,7 @@ def _scenario_agg(calls: Sequence[GradedCall]) -> _Agg:
             v["a_vm"] += ok
             v["a_sm"] += sm
             v["a_fm"] += fm
+            v["a_fmu"] += fmu
             v["a_eff_n"] += c.is_effect_step
             v["a_eff_vm"] += c.is_effect_step and ok
         if not ok and first_wrong is None:
@@ -194,18 +228,22 @@ def _values(aggs: Sequence[_Agg]) -> dict[str, dict[str, float | None]]:
         "effect_step_vm": r("eff_vm", "eff_n"),
         "status_match": r("sm", "n"),
         "field_match": r("fm", "n"),
+        "field_match_union": r("fmu", "n"),
+        "all_call_vm_release": r("vm_rel", "n"),
         "parse_failure_rate": r("parse_fail", "n"),
         "coverage": r("answered", "n"),
         "vm_calls_1_10": r("vm_1_10", "n_1_10"),
         "vm_calls_21_40": r("vm_21_40", "n_21_40"),
         "whole_trace_exact": r("whole", "one"),
         "median_first_wrong": float(statistics.median(wrong)) if wrong else None,
+        "mean_first_wrong": statistics.fmean(wrong) if wrong else None,
     }
     scored_only = {
         "all_call_vm": r("a_vm", "answered"),
         "effect_step_vm": r("a_eff_vm", "a_eff_n"),
         "status_match": r("a_sm", "answered"),
         "field_match": r("a_fm", "answered"),
+        "field_match_union": r("a_fmu", "answered"),
         "parse_failure_rate": r("parse_fail", "answered"),
     }
     return {"metrics": main, "scored_only": scored_only}
@@ -279,6 +317,7 @@ def _group_summary(
         "n_scenarios": len(ids),
         "n_calls": int(sum(a.vec[_I["n"]] for a in aggs)),
         "n_effect_steps": int(sum(a.vec[_I["eff_n"]] for a in aggs)),
+        "vm_reading_differs": int(sum(a.vec[_I["vm_diff"]] for a in aggs)),
     }
     out.update(_with_intervals(aggs, services, both, seed, resamples, level))
     return out

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from evaltally.benchmarks.cte import executor as ex
+from evaltally.benchmarks.cte.records import SCORED_CALLS
 from evaltally.benchmarks.cte.services import service_source
 
 BRANCH_INVERSION = "branch_inversion"
@@ -289,6 +290,18 @@ def _differs(a: Sequence[Any], b: Sequence[Any]) -> bool:
     return any(_canonical(x) != _canonical(y) for x, y in zip(a, b, strict=True))
 
 
+def _wanted(cf: Sequence[Any], reference: Sequence[Any], *, effect: bool) -> bool:
+    """A main-set scenario needs some changed response anywhere in its stored trace; a
+    no-effect probe needs none in the scored window (a change after it is never scored, and
+    several cells, e.g. every rate-limiter branch inversion, always change something later).
+    Neither may contain a response where the edited service raised."""
+    if _raised(cf):
+        return False
+    if effect:
+        return _differs(cf, reference)
+    return not _differs(cf[:SCORED_CALLS], reference[:SCORED_CALLS])
+
+
 def _raised(responses: Sequence[Any]) -> bool:
     return any(
         isinstance(r, dict)
@@ -391,13 +404,13 @@ def _record(
 
 
 def try_source_edit(
-    dom: ServiceRunner, ref: Reference, prefix_len: int, edit: SourceEdit
+    dom: ServiceRunner, ref: Reference, prefix_len: int, edit: SourceEdit, *, effect: bool = True
 ) -> dict[str, Any] | None:
     post = ref.states[prefix_len - 1]
     future = ref.calls[prefix_len:]
     edited = dom.edited_class(edit)
     cf = dom.future(edited, post, future)
-    if not _differs(cf[0], ref.responses[prefix_len:]) or _raised(cf[0]):
+    if not _wanted(cf[0], ref.responses[prefix_len:], effect=effect):
         return None
     # Admission: the edited service loads the post-history state and replays deterministically.
     if _canonical(dom.future(edited, post, future)) != _canonical(cf):
@@ -416,7 +429,13 @@ def _observed(ref: Reference, path: Sequence[str]) -> list[Any]:
 
 
 def try_state_intervention(
-    dom: ServiceRunner, ref: Reference, prefix_len: int, kind: str, rng: random.Random
+    dom: ServiceRunner,
+    ref: Reference,
+    prefix_len: int,
+    kind: str,
+    rng: random.Random,
+    *,
+    effect: bool = True,
 ) -> dict[str, Any] | None:
     post = ref.states[prefix_len - 1]
     if kind == CLOCK_JUMP:
@@ -438,7 +457,7 @@ def try_state_intervention(
     future = ref.calls[prefix_len:]
     changed = ex.set_state_path(post, path, to_value)
     cf = dom.future(dom.cls, changed, future)
-    if not _differs(cf[0], ref.responses[prefix_len:]) or _raised(cf[0]):
+    if not _wanted(cf[0], ref.responses[prefix_len:], effect=effect):
         return None
     if _canonical(dom.future(dom.cls, changed, future)) != _canonical(cf):
         return None

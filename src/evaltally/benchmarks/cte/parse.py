@@ -5,6 +5,16 @@
    take the first balanced `{...}`, drop trailing commas before `}`/`]`, parse as JSON.
 Anything else is a parse failure; the raw text stays in the ledger. NaN/Infinity are refused
 on both paths: they are not JSON and could not be stored canonically.
+
+`parse_release` (benchmark option `parse = "release"`) reproduces the release's repair as its
+scripts do it, for numbers comparable with the paper's parse-failure rates: the same steps, but
+plain brace counting (a brace inside a JSON string counts) and the trailing-comma rule applied
+everywhere (inside strings too), with no strict first pass. Answers the two readings treat
+differently: a string holding `}` or `{` before the object ends (the release cuts the object
+there and usually fails), a string holding `,}` or `,]` (the release drops the comma inside the
+string, changing the value), and NaN/Infinity (the release's decoder accepts them; here they
+stay a parse failure in both modes, because a value that is not JSON cannot be stored or
+exported faithfully).
 """
 
 from __future__ import annotations
@@ -25,6 +35,29 @@ def _no_constants(name: str) -> Any:
 
 def _loads(text: str) -> Any:
     return json.loads(text, parse_constant=_no_constants)
+
+
+def _strip(text: str) -> str:
+    """Trim, drop a BOM and a surrounding markdown fence."""
+    cleaned = text.strip().lstrip("\ufeff").strip()
+    fence = _FENCE.match(cleaned)
+    return fence.group(1).strip() if fence else cleaned
+
+
+def first_object_release(text: str) -> str | None:
+    """The first balanced `{...}` of `text` by plain brace counting, as the release does."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start : i + 1]
+    return None
 
 
 def first_object(text: str) -> str | None:
@@ -61,11 +94,15 @@ def parse_answer(text: str) -> ParseResult:
         value = None
     if isinstance(value, dict):
         return ParseResult(ok=True, value=value, path="strict")
-    cleaned = text.strip().lstrip("\ufeff").strip()
-    fence = _FENCE.match(cleaned)
-    if fence:
-        cleaned = fence.group(1).strip()
-    candidate = first_object(cleaned)
+    return _repair(first_object(_strip(text)), "tolerant")
+
+
+def parse_release(text: str) -> ParseResult:
+    """The release's repair exactly (see the module docstring), except NaN/Infinity."""
+    return _repair(first_object_release(_strip(text)), "release")
+
+
+def _repair(candidate: str | None, path: str) -> ParseResult:
     if candidate is None:
         return ParseResult(ok=False, error="no JSON object in the answer")
     candidate = _TRAILING_COMMA.sub(r"\1", candidate)
@@ -75,4 +112,4 @@ def parse_answer(text: str) -> ParseResult:
         return ParseResult(ok=False, error=f"not JSON after repair: {exc}")
     if not isinstance(value, dict):  # pragma: no cover - a balanced {...} decodes to a dict
         return ParseResult(ok=False, error="not a JSON object")
-    return ParseResult(ok=True, value=value, path="tolerant")
+    return ParseResult(ok=True, value=value, path=path)
