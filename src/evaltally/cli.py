@@ -291,7 +291,7 @@ def grade(
 
     def go() -> None:
         from evaltally.config import load_config
-        from evaltally.report import grade_export
+        from evaltally.report.build import grade_export
 
         modes = None
         if config is not None:
@@ -316,7 +316,7 @@ def report(
         import tempfile
 
         from evaltally.ledger import export_run
-        from evaltally.report import grade_export
+        from evaltally.report.build import grade_export
         from evaltally.runner.session import load_run_config
 
         modes = {m.key: m.reasoning for m in load_run_config(run_dir).models}

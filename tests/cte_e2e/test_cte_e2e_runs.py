@@ -16,7 +16,7 @@ from cte_e2e_kit import CORE_V1, baseline_config
 
 from evaltally.benchmarks.cte.records import load_scenarios
 from evaltally.benchmarks.cte.stats import composition, resolve_data
-from evaltally.report import grade_export
+from evaltally.report.build import grade_export
 from evaltally.report.collect import collect
 from testkit import tally
 

@@ -1,9 +1,5 @@
-"""`tally report RUN` and `tally grade EXPORT`: CTE-Bench metrics from an export file alone.
-
-`report` exports the run to a temporary file and grades that file, so both commands compute
-the same numbers by construction (docs/cte-protocols.md, "Report").
-"""
-
-from evaltally.report.build import ReportResult, grade_export
-
-__all__ = ["ReportResult", "grade_export"]
+"""Report pieces: CTE-Bench grading of an export (`build`, `collect`), tables, plots and the
+shared bootstrap. `tally report RUN` exports the run to a temporary file and grades that file,
+so `report` and `tally grade EXPORT` compute the same numbers by construction
+(docs/cte-protocols.md, "Report"). Import the submodules directly: this package imports
+nothing, so a grader may use `report.bootstrap` without pulling in the CTE report."""

@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evaltally.report.bootstrap import draw_indices, percentile
+
 from .records import Scenario, is_error, json_equal
 
 RATE_METRICS = (
@@ -226,29 +228,6 @@ def _equal_service(
     return {"equal_service": out}
 
 
-def percentile(sorted_values: Sequence[float], p: float) -> float:
-    """Linear-interpolation percentile (``p`` in [0, 1]) of already sorted values."""
-    pos = p * (len(sorted_values) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
-
-
-def _draw(rng: random.Random, n: int) -> list[int]:
-    """n indices uniform in [0, n): the same numbers as `[rng.randrange(n) for _ in range(n)]`
-    (CPython draws randrange(n) by rejection on getrandbits(n.bit_length())), without the
-    per-call argument checks that made the bootstrap spend a fifth of its time in randrange."""
-    bits = n.bit_length()
-    getrandbits = rng.getrandbits
-    out = []
-    for _ in range(n):
-        r = getrandbits(bits)
-        while r >= n:
-            r = getrandbits(bits)
-        out.append(r)
-    return out
-
-
 Compute = Callable[[Sequence[_Agg], Sequence[str]], dict[str, dict[str, float | None]]]
 
 
@@ -265,7 +244,7 @@ def _with_intervals(
     rng = random.Random(seed)
     n = len(aggs)
     for _ in range(resamples if n else 0):
-        idx = _draw(rng, n)
+        idx = draw_indices(rng, n)
         res = compute([aggs[i] for i in idx], [services[i] for i in idx])
         for section, vals in res.items():
             for name, v in vals.items():
