@@ -117,9 +117,9 @@ def test_a_malformed_episode_names_file_line_field_and_reason(
 
 
 def test_file_level_problems_are_named(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="no such episode file"):
+    with pytest.raises(DataError, match="no such file"):
         load_episodes(tmp_path / "missing.jsonl")
-    with pytest.raises(DataError, match="holds no episodes"):
+    with pytest.raises(DataError, match="holds no episode records"):
         load_episodes(write(tmp_path, "# only a comment"))
     with pytest.raises(DataError, match=r":2: not valid JSON"):
         load_episodes(write(tmp_path, good(), "{oops"))

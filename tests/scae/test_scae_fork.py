@@ -58,10 +58,11 @@ def test_field_buckets_follow_the_spec() -> None:
     replays = [cont(READ_A), cont(READ_A2), cont(SEARCH), cont("PE")]
     s = fork_summary(cont(READ_A), replays, spec)
     assert s["buckets"] == {'["read","a.py"]': 2, "<parse_error>": 1, '["search","q"]': 1}
-    assert bucket(ForkAnswer("ok", {"tool": "read"}), spec) == '["read","<missing>"]'
+    assert bucket(ForkAnswer("ok", {"tool": "read"}), spec) == '["read",null]'
     assert bucket(ForkAnswer("failed"), spec) == "<failed>"
     nested = parse_bucket_spec("error.code")
     assert bucket(ForkAnswer("ok", {"error": {"code": "E1"}}), nested) == '["E1"]'
+    assert bucket(ForkAnswer("ok", [1, 2]), nested) == "[null]"  # not an object: no fields
 
 
 def test_a_deterministic_step_has_zero_entropy_and_all_replays_reproduce() -> None:

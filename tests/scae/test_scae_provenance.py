@@ -61,8 +61,7 @@ def test_example_set_provenance_per_step() -> None:
 
     def code(eid: str) -> str:
         return "".join(
-            ("O" if p.operates else "-") + str(p.reveals)
-            for p in episode_provenance(episodes[eid])
+            ("O" if p.operates else "-") + str(p.reveals) for p in episode_provenance(episodes[eid])
         )
 
     assert code("ledgerkit-101") == "-0-1-1O0-0-1"  # a comment in money.py names rounding.py

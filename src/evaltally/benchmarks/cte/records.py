@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltally.errors import DataError
-from evaltally.jsonl import read_jsonl
+from evaltally.jsonl import read_records
 
 from .executor import SOURCE_EDIT_KINDS, STATE_KINDS, revert_edit
 
@@ -299,22 +299,10 @@ def load_scenarios(
 
     State-intervention records get their unedited source from ``unedited_sources`` or else from
     a source-edit record of the same domain in the file (as the release intends)."""
-    p = Path(path)
-    if not p.exists():
-        raise DataError(f"{p}: no such file")
-    out: list[Scenario] = []
-    seen: dict[str, int] = {}
-    for line, rec in read_jsonl(p, "scenario file"):
-        sc = parse_record(rec, p, line)
-        if sc.item_id in seen:
-            raise DataError(
-                f"{p}:{line}: item {sc.item_id}: field item_id: duplicate of line "
-                f"{seen[sc.item_id]}"
-            )
-        seen[sc.item_id] = line
-        out.append(sc)
-    if not out:
-        raise DataError(f"{p}: holds no scenario records")
+    out = read_records(
+        Path(path), parse_record, lambda sc: sc.item_id,
+        what="scenario file", noun="scenario", id_field="item_id",
+    )  # fmt: skip
     sources = dict(unedited_sources or {})
     for sc in out:
         if sc.original_source and sc.domain not in sources:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltally.errors import DataError
-from evaltally.jsonl import read_jsonl
+from evaltally.jsonl import read_records
 
 EPISODE_KEYS = ("id", "repository", "task", "gold", "outcome", "steps", "meta")
 STEP_KEYS = ("tool", "target", "output", "mentions")
@@ -213,20 +213,10 @@ def parse_episode(rec: Any, path: Path, line: int) -> Episode:
 
 def load_episodes(path: str | Path) -> list[Episode]:
     """Every episode of a `.jsonl` (or `.jsonl.gz`) file, validated; ids must be unique."""
-    p = Path(path)
-    if not p.is_file():
-        raise DataError(f"{p}: no such episode file")
-    out: list[Episode] = []
-    seen: dict[str, int] = {}
-    for line, rec in read_jsonl(p, "episode file"):
-        episode = parse_episode(rec, p, line)
-        if episode.id in seen:
-            raise _Where(p, line, episode.id).error("id", f"duplicate of line {seen[episode.id]}")
-        seen[episode.id] = line
-        out.append(episode)
-    if not out:
-        raise DataError(f"{p}: holds no episodes")
-    return out
+    return read_records(
+        Path(path), parse_episode, lambda e: e.id, what="episode file", noun="episode",
+        id_field="id",
+    )  # fmt: skip
 
 
 def example_path() -> Path:

@@ -13,7 +13,8 @@ parent's own continuation is the `recorded` one. From the answers and final outc
 
 Buckets (`BucketSpec`): the default `value` is the exact parsed answer (JSON, key order
 ignored, 1 and 1.0 alike, true and 1 apart); `tool,target` style specs bucket by the values at
-the given dotted key paths of a parsed JSON object (a missing key is its own value). An answer
+the given dotted key paths of a parsed JSON object (a missing key reads as null, as CTE reads a
+state path). An answer
 that did not parse is the bucket `<parse_error>` (`<failed>`, ... for calls without answer).
 """
 
@@ -26,9 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evaltally.benchmarks.cte.executor import get_state_path
 from evaltally.benchmarks.cte.records import json_equal
-
-MISSING = "<missing>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,20 +88,13 @@ def canonical_json(value: Any) -> str:
     return json.dumps(_canonical(value), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def _at(value: Any, path: tuple[str, ...]) -> Any:
-    for key in path:
-        if not isinstance(value, dict) or key not in value:
-            return MISSING
-        value = value[key]
-    return value
-
-
 def bucket(answer: ForkAnswer, spec: BucketSpec) -> str:
     if answer.status != "ok":
         return f"<{answer.status}>"
     if spec.fields is None:
         return canonical_json(answer.parsed)
-    return canonical_json([_at(answer.parsed, f) for f in spec.fields])
+    parsed = answer.parsed if isinstance(answer.parsed, dict) else {}
+    return canonical_json([get_state_path(parsed, f) for f in spec.fields])
 
 
 def entropy(counts: Sequence[int]) -> float:
