@@ -50,6 +50,34 @@ def read_objects(path: Path, what: str = "file") -> Iterator[tuple[int, dict[str
         yield lineno, value
 
 
+class Where:
+    """Error messages naming the file, the line, the record and the (nested) field:
+    `file:12: item 3f..: field trace_original[4].args: expected dict`."""
+
+    def __init__(
+        self, path: Path, line: int, record_id: str | None, parent: str = "", *, noun: str = "item"
+    ) -> None:
+        self.path, self.line, self.record_id, self.parent, self.noun = (
+            path, line, record_id, parent, noun,
+        )  # fmt: skip
+
+    def sub(self, name: str) -> Where:
+        return Where(self.path, self.line, self.record_id, self._join(name), noun=self.noun)
+
+    def _join(self, name: str) -> str:
+        return (
+            f"{self.parent}.{name}"
+            if self.parent and not name.startswith("[")
+            else (f"{self.parent}{name}" if self.parent else name)
+        )
+
+    def error(self, fld: str, reason: str) -> DataError:
+        return DataError(
+            f"{self.path}:{self.line}: {self.noun} {self.record_id or '?'}: field "
+            f"{self._join(fld)}: {reason}"
+        )
+
+
 def read_records(
     path: Path,
     parse: Callable[[Any, Path, int], T],
@@ -70,8 +98,8 @@ def read_records(
         record = parse(value, path, line)
         key = record_id(record)
         if key in seen:
-            raise DataError(
-                f"{path}:{line}: {noun} {key}: field {id_field}: duplicate of line {seen[key]}"
+            raise Where(path, line, key, noun=noun).error(
+                id_field, f"duplicate of line {seen[key]}"
             )
         seen[key] = line
         out.append(record)

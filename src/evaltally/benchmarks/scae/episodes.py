@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltally.errors import DataError
-from evaltally.jsonl import read_records
+from evaltally.jsonl import Where, read_records
 
 EPISODE_KEYS = ("id", "repository", "task", "gold", "outcome", "steps", "meta")
 STEP_KEYS = ("tool", "target", "output", "mentions")
@@ -75,18 +75,7 @@ class Episode:
         return len(self.steps)
 
 
-class _Where:
-    """Error messages naming file, line, episode and field."""
-
-    def __init__(self, path: Path, line: int, episode: str | None) -> None:
-        self.path, self.line, self.episode = path, line, episode
-
-    def error(self, fld: str, reason: str) -> DataError:
-        who = f"episode {self.episode}" if self.episode else "episode ?"
-        return DataError(f"{self.path}:{self.line}: {who}: field {fld}: {reason}")
-
-
-def _keys(rec: Mapping[str, Any], allowed: tuple[str, ...], prefix: str, w: _Where) -> None:
+def _keys(rec: Mapping[str, Any], allowed: tuple[str, ...], prefix: str, w: Where) -> None:
     unknown = sorted(set(rec) - set(allowed))
     if unknown:
         raise w.error(
@@ -94,7 +83,7 @@ def _keys(rec: Mapping[str, Any], allowed: tuple[str, ...], prefix: str, w: _Whe
         )
 
 
-def _text(rec: Mapping[str, Any], key: str, fld: str, w: _Where, *, empty: bool = False) -> str:
+def _text(rec: Mapping[str, Any], key: str, fld: str, w: Where, *, empty: bool = False) -> str:
     if key not in rec:
         raise w.error(fld, "missing")
     value = rec[key]
@@ -103,7 +92,7 @@ def _text(rec: Mapping[str, Any], key: str, fld: str, w: _Where, *, empty: bool 
     return value
 
 
-def _names(value: Any, fld: str, w: _Where, *, allow_empty: bool) -> tuple[str, ...]:
+def _names(value: Any, fld: str, w: Where, *, allow_empty: bool) -> tuple[str, ...]:
     if not isinstance(value, list) or (not value and not allow_empty):
         kind = "a list" if allow_empty else "a non-empty list"
         raise w.error(fld, f"must be {kind} of object names")
@@ -118,7 +107,7 @@ def _names(value: Any, fld: str, w: _Where, *, allow_empty: bool) -> tuple[str, 
     return tuple(out)
 
 
-def _step(value: Any, i: int, w: _Where) -> Step:
+def _step(value: Any, i: int, w: Where) -> Step:
     fld = f"steps[{i}]"
     if not isinstance(value, dict):
         raise w.error(fld, f"must be an object, got {type(value).__name__}")
@@ -141,7 +130,7 @@ def _step(value: Any, i: int, w: _Where) -> Step:
     )
 
 
-def _outcome(value: Any, gold: tuple[str, ...], w: _Where) -> Outcome:
+def _outcome(value: Any, gold: tuple[str, ...], w: Where) -> Outcome:
     if not isinstance(value, dict):
         raise w.error("outcome", "must be an object with at least `success`")
     _keys(value, OUTCOME_KEYS, "outcome.", w)
@@ -178,7 +167,9 @@ def parse_episode(rec: Any, path: Path, line: int) -> Episode:
     if not isinstance(rec, dict):
         raise DataError(f"{path}:{line}: an episode must be a JSON object")
     raw_id = rec.get("id")
-    w = _Where(path, line, raw_id if isinstance(raw_id, str) and raw_id.strip() else None)
+    w = Where(
+        path, line, raw_id if isinstance(raw_id, str) and raw_id.strip() else None, noun="episode"
+    )
     _keys(rec, EPISODE_KEYS, "", w)
     episode_id = _text(rec, "id", "id", w)
     repository = _text(rec, "repository", "repository", w)
