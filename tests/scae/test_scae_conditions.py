@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from fractions import Fraction
 
 import pytest
@@ -81,3 +83,12 @@ def test_render_refuses_an_unknown_rubric_or_an_impossible_view() -> None:
         prompts.render(rubric="x", task="t", steps=[step], total_steps=1, outcome=None)
     with pytest.raises(ValueError, match="2 visible steps of a 1-step"):
         prompts.render(rubric="blame-v1", task="t", steps=[step, step], total_steps=1, outcome="")
+
+
+def test_the_prompt_module_imports_nothing_from_benchmarks() -> None:
+    code = (
+        "import sys, evaltally.prompts.scae; "
+        "print(sorted(m for m in sys.modules if m.startswith('evaltally.benchmarks')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -150,6 +150,7 @@ def test_judges_are_scored_against_the_certified_call() -> None:
     md = to_markdown(cte_judge_table(scores)) + to_markdown(displacement_table({"judges": scores}))
     assert "| j1 | prefix | 2 | 2 | 1 | 0.500 | 0.500 | -1.000 | 1.000 |" in md
     assert "| j1 | 2 | 0.333 | 0.500 | +0.167 |" in md
+    assert "It is not the step most responsible for the outcome" in md
 
 
 def test_rows_that_do_not_make_a_rollout_are_refused() -> None:

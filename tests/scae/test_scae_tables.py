@@ -29,7 +29,8 @@ def test_summary_tables_render_as_markdown() -> None:
     assert (
         "| judge-[bold]x | 6 | 0.400 | 0.800 | +0.400 | [+0.400, +0.400] | +0.400 | 6/0/0 |" in md
     )
-    assert "| judge-y | full | 7 | 6 | 0 | 1 | 0 |" in md
+    assert "| judge-y | full | 7 | 6 | 0 | 1 | 0 | 0.600 |" in md
+    assert "| judge-y | prefix | 7 | 7 | 0 | 0 | 0 | 0.600 |" in md  # e9's prefix answer counts
     assert "| judge-y | 6 | 0.600 | 0.600 | +0.000 |" in md and "| 0/0/6 | 0.000 | - |" in md
     assert "### Zero-LLM rules against the full-trace judge" in md
     assert "| judge-[bold]x | Last gold-provenance step | 1.000 | 0.200 | +0.800 |" in md

@@ -35,6 +35,15 @@ FIRST_WRONG_RUBRIC = "first-wrong-v1"
 ROW_FIELDS = ("model", "benchmark", "chain_id", "scenario_id", "future_index", "status", "target")
 ANSWERED = ("ok", "parse_error")
 
+#: What the reference is and is not, printed with every CTE-judge table (docs/scae.md).
+REFERENCE_STATEMENT = (
+    "The reference is certified by execution: the first call whose predicted response differs "
+    "from the service's true response, with no estimate, annotator or causal model involved. "
+    "It is not the step most responsible for the outcome (later errors may be independent "
+    "mistakes) and not a causal attribution (nothing was intervened on): it measures whether "
+    "a judge localizes the first error of a trace, which also requires simulating the service."
+)
+
 
 @dataclass(frozen=True, slots=True)
 class RolloutCall:

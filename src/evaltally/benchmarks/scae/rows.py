@@ -115,6 +115,15 @@ def answered(rows: Sequence[JudgeRow], condition: str) -> list[JudgeRow]:
     )
 
 
+def mean_positions(rows: Iterable[JudgeRow]) -> dict[str, float | None]:
+    """condition -> mean pos over every `ok` answer of that condition (paired or not)."""
+    positions: dict[str, list[float]] = {c: [] for c in CONDITIONS}
+    for r in rows:
+        if r.step is not None:
+            positions[r.condition].append(r.position)
+    return {c: sum(v) / len(v) if v else None for c, v in positions.items()}
+
+
 def status_counts(rows: Iterable[JudgeRow]) -> dict[str, dict[str, int]]:
     """condition -> status -> count (every status listed, zeros included)."""
     out = {c: dict.fromkeys(STATUSES, 0) for c in CONDITIONS}

@@ -7,7 +7,7 @@ from typing import Any
 
 from .conditions import FULL
 from .judges import across_judges
-from .rows import JudgeRow, answered, pairs, status_counts
+from .rows import JudgeRow, answered, mean_positions, pairs, status_counts
 from .rules import rule_agreement
 from .stats import displacement, enrichment, late_bias
 
@@ -17,6 +17,7 @@ SUMMARY_VERSION = 1
 def judge_summary(rows: list[JudgeRow], *, seed: int, resamples: int) -> dict[str, Any]:
     out: dict[str, Any] = {
         "counts": status_counts(rows),
+        "positions": mean_positions(rows),
         "displacement": displacement(pairs(rows), seed=seed, resamples=resamples),
     }
     full = answered(rows, FULL)
@@ -34,7 +35,8 @@ def summarize(
     resamples: int = 2000,
     permutations: int = 2000,
 ) -> dict[str, Any]:
-    """`judges`: per judge (sorted) its status counts, displacement and — when the episodes
+    """`judges`: per judge (sorted) its status counts, mean position of every `ok` answer per
+    condition, displacement and — when the episodes
     carry gold sets — enrichment, late bias and rule agreement; `across_judges`: Table 5 and
     the heterogeneity tests (None with one judge)."""
     by_judge: dict[str, list[JudgeRow]] = {}

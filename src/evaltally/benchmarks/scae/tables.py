@@ -12,6 +12,7 @@ from typing import Any
 from evaltally.report.tables import Table
 
 from .conditions import CONDITIONS
+from .cte_judge import REFERENCE_STATEMENT
 
 
 def num(x: float | None) -> str:
@@ -49,13 +50,24 @@ def answers_table(summary: Mapping[str, Any]) -> Table:
                     str(c["out_of_range"]),
                     str(c["unparsable"]),
                     str(c["failed"] + c["blocked"] + c["unfinished"]),
+                    num(s["positions"][cond]),
                 )
             )
     return Table(
         "Judge answers",
-        ("judge", "condition", "planned", "ok", "out of range", "unparsable", "no answer"),
+        (
+            "judge",
+            "condition",
+            "planned",
+            "ok",
+            "out of range",
+            "unparsable",
+            "no answer",
+            "mean pos",
+        ),
         rows,
-        "out of range: a step the judge was not shown; no answer: failed, blocked or unfinished.",
+        "out of range: a step the judge was not shown; no answer: failed, blocked or unfinished; "
+        "mean pos: mean t/T over every ok answer of the condition.",
     )
 
 
@@ -254,5 +266,5 @@ def cte_judge_table(scores: Mapping[str, Any]) -> Table:
          "within 1", "mean t - c", "mean |t - c|"),
         rows,
         "c: the executor-certified first wrong call; t: the judge's step; rates over answered "
-        "chains. The reference is the first error, not the cause of the outcome (docs/scae.md).",
+        "chains. " + REFERENCE_STATEMENT,
     )  # fmt: skip
