@@ -4,13 +4,15 @@ the file and the line. Gzip-compressed files (`.gz`) are read transparently."""
 from __future__ import annotations
 
 import gzip
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, TypeVar, cast
 
 import orjson
 
 from evaltally.errors import DataError
+
+T = TypeVar("T")
 
 
 def _open(path: Path) -> IO[bytes]:
@@ -46,3 +48,61 @@ def read_objects(path: Path, what: str = "file") -> Iterator[tuple[int, dict[str
         if not isinstance(value, dict):
             raise DataError(f"{path}:{lineno}: each line of the {what} must be a JSON object")
         yield lineno, value
+
+
+class Where:
+    """Error messages naming the file, the line, the record and the (nested) field:
+    `file:12: item 3f..: field trace_original[4].args: expected dict`."""
+
+    def __init__(
+        self, path: Path, line: int, record_id: str | None, parent: str = "", *, noun: str = "item"
+    ) -> None:
+        self.path, self.line, self.record_id, self.parent, self.noun = (
+            path, line, record_id, parent, noun,
+        )  # fmt: skip
+
+    def sub(self, name: str) -> Where:
+        return Where(self.path, self.line, self.record_id, self._join(name), noun=self.noun)
+
+    def _join(self, name: str) -> str:
+        return (
+            f"{self.parent}.{name}"
+            if self.parent and not name.startswith("[")
+            else (f"{self.parent}{name}" if self.parent else name)
+        )
+
+    def error(self, fld: str, reason: str) -> DataError:
+        return DataError(
+            f"{self.path}:{self.line}: {self.noun} {self.record_id or '?'}: field "
+            f"{self._join(fld)}: {reason}"
+        )
+
+
+def read_records(
+    path: Path,
+    parse: Callable[[Any, Path, int], T],
+    record_id: Callable[[T], str],
+    *,
+    what: str,
+    noun: str,
+    id_field: str,
+) -> list[T]:
+    """Every line of a data file validated by `parse(value, path, line)`, ids unique, at least
+    one record. A repeated id is refused naming both lines:
+    `file:7: {noun} x: field {id_field}: duplicate of line 2`."""
+    if not path.is_file():
+        raise DataError(f"{path}: no such file")
+    out: list[T] = []
+    seen: dict[str, int] = {}
+    for line, value in read_jsonl(path, what):
+        record = parse(value, path, line)
+        key = record_id(record)
+        if key in seen:
+            raise Where(path, line, key, noun=noun).error(
+                id_field, f"duplicate of line {seen[key]}"
+            )
+        seen[key] = line
+        out.append(record)
+    if not out:
+        raise DataError(f"{path}: holds no {noun} records")
+    return out

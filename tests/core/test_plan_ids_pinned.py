@@ -10,8 +10,6 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-import pytest
-
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import load_config
 from evaltally.plan import iter_plan

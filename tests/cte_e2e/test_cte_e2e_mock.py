@@ -18,7 +18,7 @@ from evaltally.config import BenchmarkConfig
 from evaltally.ledger import unpack_body
 from evaltally.prompts.cte import PROMPT_VERSION
 from evaltally.records import PlannedCall, Status
-from evaltally.report import grade_export
+from evaltally.report.build import grade_export
 from testkit import tally
 
 WRONG = {"wrong": 3}

@@ -1,8 +1,9 @@
-"""Bootstrap helpers shared by benchmark graders: resample indices and percentile intervals.
+"""Percentile bootstrap pieces shared by every benchmark's grader.
 
-A grader draws `n` indices per resample from one `random.Random(seed)`, recomputes its metric
-on the resample, and reports the `percentile` interval of the draws (docs of each benchmark
-say what is resampled: CTE-Bench resamples scenarios).
+Convention (docs/cte.md, docs/scae.md): units (scenarios, episodes) in a stable order;
+`rng = random.Random(seed)`; each of `resamples` rounds draws n indices with
+`rng.randrange(n)`; the interval is the (1 - level)/2 and (1 + level)/2 percentiles of the
+resampled statistic, with linear interpolation at `p * (R - 1)`.
 """
 
 from __future__ import annotations
@@ -32,3 +33,16 @@ def draw_indices(rng: random.Random, n: int) -> list[int]:
             r = getrandbits(bits)
         out.append(r)
     return out
+
+
+def mean_interval(
+    values: Sequence[float], *, seed: int, resamples: int, level: float = 0.95
+) -> tuple[float | None, float | None]:
+    """Percentile-bootstrap interval of the mean of `values` (None, None when empty)."""
+    n = len(values)
+    if not n or resamples <= 0:
+        return None, None
+    rng = random.Random(seed)
+    means = sorted(sum(values[i] for i in draw_indices(rng, n)) / n for _ in range(resamples))
+    alpha = (1 - level) / 2
+    return percentile(means, alpha), percentile(means, 1 - alpha)

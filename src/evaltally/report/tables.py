@@ -52,9 +52,10 @@ def to_markdown(table: Table) -> str:
 
 
 def to_rich(table: Table) -> RichTable:
-    out = RichTable(title=table.title, caption=table.note or None)
+    # Cells carry model keys, item ids and model output: Text, so brackets are never markup.
+    out = RichTable(title=Text(table.title), caption=Text(table.note) if table.note else None)
     for i, col in enumerate(table.header):
-        out.add_column(col, justify="left" if i < table.left else "right")
+        out.add_column(Text(col), justify="left" if i < table.left else "right")
     for row in table.rows:
         out.add_row(*(Text(cell) for cell in row))
     return out

@@ -215,7 +215,7 @@ class CteBenchmark(Benchmark):
         request = scenario.scored[int(call.spec["future_index"])]
         return prompts.render(
             source=scenario.shown_source,
-            intervention=_intervention(scenario.intervention),
+            intervention=intervention_data(scenario.intervention),
             history=history,
             op=request.op,
             args=request.args,
@@ -263,7 +263,7 @@ def _prediction_line(scenario: Scenario, j: int, answer: StepAnswer) -> str:
     return prompts.call_line(call.op, call.args, response, sort_keys=True)
 
 
-def _intervention(iv: Intervention) -> dict[str, Any]:
+def intervention_data(iv: Intervention) -> dict[str, Any]:
     """The intervention as the plain data prompts/cte.py renders."""
     return {
         "source_edit": iv.is_source_edit,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltally.errors import DataError
-from evaltally.jsonl import read_jsonl
+from evaltally.jsonl import Where, read_records
 
 from .executor import SOURCE_EDIT_KINDS, STATE_KINDS, revert_edit
 
@@ -140,30 +140,7 @@ class Scenario:
         return first is not None and first >= SCORED_CALLS
 
 
-class _Where:
-    """Builds error messages naming file, line, item and (nested) field."""
-
-    def __init__(self, path: Path, line: int, item_id: str | None, parent: str = "") -> None:
-        self.path, self.line, self.item_id, self.parent = path, line, item_id, parent
-
-    def sub(self, name: str) -> _Where:
-        return _Where(self.path, self.line, self.item_id, self._join(name))
-
-    def _join(self, name: str) -> str:
-        return (
-            f"{self.parent}.{name}"
-            if self.parent and not name.startswith("[")
-            else (f"{self.parent}{name}" if self.parent else name)
-        )
-
-    def error(self, fld: str, reason: str) -> DataError:
-        return DataError(
-            f"{self.path}:{self.line}: item {self.item_id or '?'}: field {self._join(fld)}: "
-            f"{reason}"
-        )
-
-
-def _require(rec: Mapping[str, Any], key: str, types: type | tuple[type, ...], w: _Where) -> Any:
+def _require(rec: Mapping[str, Any], key: str, types: type | tuple[type, ...], w: Where) -> Any:
     if key not in rec:
         raise w.error(key, "missing")
     value = rec[key]
@@ -181,7 +158,7 @@ def _names(types: type | tuple[type, ...]) -> str:
     return " or ".join(t.__name__ for t in _tuple(types))
 
 
-def _trace(rec: Mapping[str, Any], key: str, w: _Where) -> tuple[Call, ...]:
+def _trace(rec: Mapping[str, Any], key: str, w: Where) -> tuple[Call, ...]:
     value = _require(rec, key, (list, str), w)
     if isinstance(value, str):
         try:
@@ -202,7 +179,7 @@ def _trace(rec: Mapping[str, Any], key: str, w: _Where) -> tuple[Call, ...]:
     return tuple(calls)
 
 
-def _intervention(rec: Mapping[str, Any], w: _Where) -> Intervention:
+def _intervention(rec: Mapping[str, Any], w: Where) -> Intervention:
     iv = _require(rec, "intervention", dict, w)
     iw = w.sub("intervention")
     kind = _require(iv, "kind", str, iw)
@@ -240,7 +217,7 @@ def parse_record(rec: Any, path: Path, line: int) -> Scenario:
     if not isinstance(rec, dict):
         raise DataError(f"{path}:{line}: record is not a JSON object")
     raw_id = rec.get("item_id")
-    w = _Where(path, line, raw_id if isinstance(raw_id, str) else None)
+    w = Where(path, line, raw_id if isinstance(raw_id, str) else None)
     item_id = _require(rec, "item_id", str, w)
     if not item_id:
         raise w.error("item_id", "empty")
@@ -299,22 +276,10 @@ def load_scenarios(
 
     State-intervention records get their unedited source from ``unedited_sources`` or else from
     a source-edit record of the same domain in the file (as the release intends)."""
-    p = Path(path)
-    if not p.exists():
-        raise DataError(f"{p}: no such file")
-    out: list[Scenario] = []
-    seen: dict[str, int] = {}
-    for line, rec in read_jsonl(p, "scenario file"):
-        sc = parse_record(rec, p, line)
-        if sc.item_id in seen:
-            raise DataError(
-                f"{p}:{line}: item {sc.item_id}: field item_id: duplicate of line "
-                f"{seen[sc.item_id]}"
-            )
-        seen[sc.item_id] = line
-        out.append(sc)
-    if not out:
-        raise DataError(f"{p}: holds no scenario records")
+    out = read_records(
+        Path(path), parse_record, lambda sc: sc.item_id,
+        what="scenario file", noun="scenario", id_field="item_id",
+    )  # fmt: skip
     sources = dict(unedited_sources or {})
     for sc in out:
         if sc.original_source and sc.domain not in sources:
