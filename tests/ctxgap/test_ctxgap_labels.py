@@ -102,7 +102,15 @@ def test_example_set_statistics() -> None:
     gap = b["gap"]
     assert gap["n_probes"] == 29 and gap["n_tasks"] == 3
     assert round(gap["accuracy"]["U"]["value"], 4) == 0.3638
-    assert gap["accuracy"]["T_full"]["value"] == 1.0
-    assert round(gap["differences"][0]["value"], 4) == 0.6362
+    assert round(gap["accuracy"]["T_full"]["value"], 4) == 0.9099
+    diff = gap["differences"][0]
+    assert (round(diff["value"], 4), round(diff["ci_low"], 4), round(diff["ci_high"], 4)) == (
+        0.5461,
+        0.4454,
+        0.6352,
+    )
+    assert round(diff["pooled_difference"], 4) == 0.5522
     assert round(gap["pooled"]["U"]["value"], 4) == 0.3668
-    assert gap["outcomes"]["U"]["missing"] == 1
+    assert gap["outcomes"]["U"]["missing"] == 1 and gap["coverage"]["T_full"] == 1.0
+    public_minus_u = b["variants"]["differences"][0]
+    assert (public_minus_u["from"], round(public_minus_u["value"], 4)) == ("U", 0.1612)

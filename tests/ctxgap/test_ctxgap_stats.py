@@ -137,6 +137,8 @@ def test_checkpoint_and_category_tables_keep_the_analysis_weights() -> None:
     assert list(by_cp) == ["c1", "c2"]
     # c2 holds only a3 (task A): U 0.5, T 1.
     assert by_cp["c2"]["n_tasks"] == 1
+    assert by_cp["c2"]["accuracy"]["U"]["ci_low"] is None  # one task: no interval
+    assert by_cp["c1"]["accuracy"]["U"]["ci_low"] is not None
     assert by_cp["c2"]["differences"][0]["value"] == approx(F(1, 2))
     # c1, task A: a1 a2 -> U 1/2, T 1; task B unchanged (9/26, 17/26).
     assert by_cp["c1"]["accuracy"]["U"]["value"] == approx(F(11, 26))

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rich.table import Table as RichTable
+from rich.text import Text
 
 
 @dataclass(frozen=True)
@@ -156,9 +157,10 @@ def to_markdown(table: Table) -> str:
 
 
 def to_rich(table: Table) -> RichTable:
-    out = RichTable(title=table.title, caption=table.note or None)
+    """Cells are literal text: item ids and model keys are untrusted and never rich markup."""
+    out = RichTable(title=Text(table.title), caption=Text(table.note) if table.note else None)
     for i, col in enumerate(table.header):
-        out.add_column(col, justify="left" if i < 3 else "right")
+        out.add_column(Text(col), justify="left" if i < 3 else "right")
     for row in table.rows:
-        out.add_row(*row)
+        out.add_row(*(Text(cell) for cell in row))
     return out

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from evaltally.errors import DataError
 from evaltally.jsonl import read_objects
+from evaltally.records import content_hash
 
 from .fields import Line
 
@@ -93,6 +94,31 @@ class Dataset:
     @property
     def task_ids(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(task for task, _ in self.views))
+
+    def content_hash(self) -> str:
+        """sha256 of the canonical JSON of every view (with its text) and every probe: names
+        the data a report was computed from, whichever files the texts were read from."""
+        views = [
+            [v.task_id, v.checkpoint, v.name, v.text]
+            for at in self.views.values()
+            for v in at.values()
+        ]
+        probes = [
+            [
+                p.probe_id,
+                p.task_id,
+                p.checkpoint,
+                p.category,
+                p.question,
+                p.reference,
+                p.importance,
+                p.atom_id,
+                p.invalid,
+                p.invalid_views,
+            ]
+            for p in self.probes
+        ]
+        return content_hash({"views": views, "probes": probes})
 
     def planned(self) -> Iterator[tuple[Probe, View]]:
         """Every (probe, view) an observer answers: valid probes x their checkpoint's views."""

@@ -14,6 +14,7 @@ so all its views share identical weights. Inside an analysis:
   share of planned units that were covered (answered and judged, or answered empty).
 
 Sub-tables (per checkpoint, per category) keep the analysis' weights and restrict the units.
+Intervals need at least two weighted tasks (one task resampled is always itself).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from .bootstrap import Clusters, Resamples, cell, resample
 from .units import OUTCOMES, Unit
 from .weights import CategoryWeight, category_weights
 
+#: Fewest weighted tasks for a bootstrap interval.
+MIN_TASKS = 2
 POOLED_NOTE = (
     "Pooled accuracy weighs each task by its total probe weight; the difference of pooled "
     "accuracies is not the gap, which gives every task equal weight."
@@ -104,7 +107,9 @@ def measure(
     """Accuracies of `views` over paired `units` with fixed `weights`, and every pairwise
     difference (later view minus earlier view), each with its bootstrap interval."""
     sums, dropped = clusters(units, views, weights)
-    rs = resample(sums, opts.resamples, opts.seed)
+    # One task resampled is the same task every time: a zero-width interval would claim a
+    # precision the data cannot give, so there is none.
+    rs = resample(sums, opts.resamples if len(sums.tasks) >= MIN_TASKS else 0, opts.seed)
     eq = sums.equal_task() if sums.tasks else None
     pool = sums.pooled() if sums.tasks else None
     out: dict[str, Any] = {
