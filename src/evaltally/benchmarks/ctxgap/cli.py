@@ -4,33 +4,26 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
 from rich.console import Console
 
+from evaltally.benchmarks.cli_common import guard
 from evaltally.errors import EvaltallyError
+
+if TYPE_CHECKING:
+    from .data import Dataset
 
 app = typer.Typer(
     help="CTXGAP: validate probe data, export observer inputs, score labeled verdicts.",
     no_args_is_help=True,
 )
 out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
-T = TypeVar("T")
 
 DATA_HELP = 'Data directory with views.jsonl and probes.jsonl, or "example".'
-
-
-def _guard(fn: Callable[[], T]) -> T:
-    """Run ``fn``; an EvaltallyError becomes its message on stderr and its exit code."""
-    try:
-        return fn()
-    except EvaltallyError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(exc.exit_code) from None
 
 
 def _names(option: str, value: str | None) -> tuple[str, ...]:
@@ -42,12 +35,18 @@ def _names(option: str, value: str | None) -> tuple[str, ...]:
     return names
 
 
+def _print_invalid(ds: Dataset, label: str) -> None:
+    for item in ds.invalid():
+        where = f" in view {item.view}" if item.view else ""
+        out.print(f"{label}: {item.probe_id}{where}: {item.reason}", markup=False, highlight=False)
+
+
 @app.command()
 def check(data: str = typer.Argument(..., help=DATA_HELP)) -> None:
     """Validate a data directory and describe it (nothing is sent anywhere)."""
     from .data import load_dataset
 
-    ds = _guard(lambda: load_dataset(data))
+    ds = guard(lambda: load_dataset(data))
     planned = sum(1 for _ in ds.planned())
     out.print(
         f"{data}: {len(ds.task_ids)} tasks, {len(ds.views)} checkpoints, views "
@@ -56,9 +55,7 @@ def check(data: str = typer.Argument(..., help=DATA_HELP)) -> None:
         markup=False,
         highlight=False,
     )
-    for item in ds.invalid():
-        where = f" in view {item.view}" if item.view else ""
-        out.print(f"invalid: {item.probe_id}{where}: {item.reason}", markup=False, highlight=False)
+    _print_invalid(ds, "invalid")
 
 
 @app.command("export-observer-inputs")
@@ -71,21 +68,16 @@ def export_observer_inputs(
     """Write exactly what observers see: one row per planned (probe, view)."""
     from .chain import observer_rows
     from .data import load_dataset
-    from .output import write_new_jsonl
+    from .output import refuse_existing, write_new_jsonl
 
     def go() -> None:
+        refuse_existing(output)
         ds = load_dataset(data)
         n = write_new_jsonl(output, observer_rows(ds))
         out.print(f"wrote {n:,} observer inputs to {output}", markup=False, highlight=False)
-        for item in ds.invalid():
-            where = f" in view {item.view}" if item.view else ""
-            out.print(
-                f"left out (invalid): {item.probe_id}{where}: {item.reason}",
-                markup=False,
-                highlight=False,
-            )
+        _print_invalid(ds, "left out (invalid)")
 
-    _guard(go)
+    guard(go)
 
 
 def _options(
@@ -157,7 +149,7 @@ def score_labels(
             write_new(markdown_out, report.markdown(made, result).encode())
             out.print(f"wrote {markdown_out}", markup=False, highlight=False)
 
-    _guard(go)
+    guard(go)
 
 
 if __name__ == "__main__":  # pragma: no cover
