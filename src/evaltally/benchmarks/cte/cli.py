@@ -5,29 +5,19 @@ from __future__ import annotations
 import importlib
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import typer
 from rich.console import Console
 
+from evaltally.benchmarks.cli_common import guard
 from evaltally.errors import EvaltallyError
 
 app = typer.Typer(
     help="CTE-Bench: fetch the official data, verify it by replay, describe and generate it.",
     no_args_is_help=True,
 )
-T = TypeVar("T")
-
-
-def _guard(fn: Callable[[], T]) -> T:
-    """Run ``fn``; an EvaltallyError becomes its message on stderr and its exit code."""
-    try:
-        return fn()
-    except EvaltallyError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(exc.exit_code) from None
 
 
 @app.command()
@@ -41,7 +31,7 @@ def fetch(
     from .fetch import OFFICIAL_URLS
     from .fetch import fetch as do_fetch
 
-    path = _guard(lambda: do_fetch(out, urls=url or OFFICIAL_URLS))
+    path = guard(lambda: do_fetch(out, urls=url or OFFICIAL_URLS))
     typer.echo(f"{path}: SHA-256 verified")
 
 
@@ -50,7 +40,7 @@ def verify(data: Path = typer.Argument(..., help="Scenario file (.jsonl or .json
     """Replay every record in the sandbox and compare with its stored traces and states."""
     from .verify import render, verify_file
 
-    report = _guard(lambda: verify_file(data))
+    report = guard(lambda: verify_file(data))
     for line in render(report):
         typer.echo(line)
     if not report.ok:
@@ -65,7 +55,7 @@ def stats(
     """Composition per service x intervention kind: scenarios, scored calls, effect steps."""
     from .stats import file_stats, render_table
 
-    result: dict[str, Any] = _guard(lambda: file_stats(data))
+    result: dict[str, Any] = guard(lambda: file_stats(data))
     if as_json:
         typer.echo(json.dumps(result, indent=2))
     else:
@@ -96,7 +86,7 @@ def generate(
         except ValueError as exc:  # an unknown probe name, checked before any work
             raise EvaltallyError(f"--probe: {exc}") from None
 
-    n = _guard(run)
+    n = guard(run)
     typer.echo(f"{out}: {n} scenarios")
 
 

@@ -1,0 +1,128 @@
+"""What observers see: every field of every exported row is rebuilt from the question and the
+view alone, and no reference, importance, category or verdict can be found in it. The checker
+is shown to catch planted leaks, so a passing run means something."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import orjson
+import pytest
+
+from evaltally.benchmarks.ctxgap.chain import OBSERVER_ROW_FIELDS, observer_rows
+from evaltally.benchmarks.ctxgap.data import Dataset, Probe, example_dir, load_dataset
+from evaltally.benchmarks.ctxgap.labels import read_labels
+from evaltally.prompts.ctxgap import OBSERVER_PROMPT_VERSION, render_observer
+
+SECRET_KEYS = {"reference", "importance", "category", "atom_id", "verdict", "note", "invalid"}
+
+
+def _keys(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in _keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in _keys(v)}
+    return set()
+
+
+def _secrets(ds: Dataset) -> list[str]:
+    """Every text an observer must not see: references and the labelers' notes."""
+    notes = []
+    for line in (example_dir() / "labels.jsonl").read_text().splitlines():
+        if line and not line.startswith("#"):
+            notes.append(orjson.loads(line).get("note"))
+    return [p.reference for p in ds.probes] + [n for n in notes if n]
+
+
+def leaks(row: dict[str, Any], ds: Dataset) -> list[str]:
+    """Problems of one exported row, checked field by field."""
+    probes = {p.probe_id: p for p in ds.probes}
+    problems = []
+    if tuple(row) != OBSERVER_ROW_FIELDS:
+        problems.append(f"fields {tuple(row)}")
+    probe = probes.get(row.get("probe_id", ""))
+    if probe is None:
+        return [*problems, "unknown probe"]
+    view = ds.views[(probe.task_id, probe.checkpoint)].get(row.get("view", ""))
+    if view is None or probe.invalid_reason(view.name) is not None:
+        return [*problems, "not a planned (probe, view)"]
+    expected = {
+        "probe_id": probe.probe_id,
+        "task_id": probe.task_id,
+        "checkpoint": probe.checkpoint,
+        "view": view.name,
+        "prompt_version": OBSERVER_PROMPT_VERSION,
+        "question": probe.question,
+        "view_text": view.text,
+        "messages": render_observer(question=probe.question, view_text=view.text),
+    }
+    problems += [f"field {k}" for k in row if row[k] != expected.get(k)]
+    problems += [f"secret key {k}" for k in _keys(row) & SECRET_KEYS]
+    # The other fields were compared with their public values above; in the messages, what is
+    # left once the two public inputs are cut out is the prompt's own wording, where no
+    # reference or note may be found.
+    for message in row.get("messages", []):
+        residue = str(message.get("content", "")).replace(view.text, "").replace(probe.question, "")
+        problems += [f"secret text {s!r}" for s in _secrets(ds) if s in residue]
+    return problems
+
+
+def test_every_exported_field_of_every_row_is_clean() -> None:
+    ds = load_dataset("example")
+    rows = list(observer_rows(ds))
+    assert len(rows) == len(list(ds.planned())) == 86
+    for row in rows:
+        assert leaks(row, ds) == [], row["probe_id"]
+    labels = read_labels(example_dir() / "labels.jsonl", ds)
+    assert len(labels) == 84
+    # Verdicts are numbers; what matters is that no verdict-bearing key is exported.
+    assert not any(_keys(r) & {"verdict", "score", "label"} for r in rows)
+
+
+def test_no_reference_sits_inside_its_own_question() -> None:
+    for p in load_dataset("example").probes:
+        assert p.reference not in p.question
+
+
+def _plant(row: dict[str, Any], ds: Dataset, how: str) -> dict[str, Any]:
+    probe = next(p for p in ds.probes if p.probe_id == row["probe_id"])
+    row = copy.deepcopy(row)
+    if how == "message":
+        row["messages"][1]["content"] += f"\nHint: {probe.reference}"
+    elif how == "system":
+        row["messages"][0]["content"] += f" Importance: {probe.importance}."
+    elif how == "question":
+        row["question"] += f" ({probe.reference})"
+    elif how == "extra_message":
+        row["messages"].append({"role": "assistant", "content": "VERDICT: 1"})
+    else:
+        row[how] = getattr(probe, how, 1)
+    return row
+
+
+@pytest.mark.parametrize(
+    "how", ["message", "system", "question", "extra_message", "reference", "importance", "category"]
+)
+def test_the_checker_catches_a_planted_leak(how: str) -> None:
+    ds = load_dataset("example")
+    row = next(observer_rows(ds))
+    assert leaks(row, ds) == []
+    problems = leaks(_plant(row, ds, how), ds)
+    assert problems != []
+    if how == "message":
+        assert any(p.startswith("secret text") for p in problems)
+
+
+def test_secrets_do_not_flow_into_the_export() -> None:
+    """Changing every reference, importance, category and atom changes no exported byte."""
+    ds = load_dataset("example")
+
+    def scrambled(p: Probe) -> Probe:
+        return dataclasses.replace(
+            p, reference="SCRAMBLED", importance=3 - p.importance, category="x", atom_id="y"
+        )
+
+    other = Dataset(ds.source, ds.views, tuple(scrambled(p) for p in ds.probes))
+    assert list(observer_rows(other)) == list(observer_rows(ds))
