@@ -16,6 +16,7 @@ from typing import Any
 
 from evaltally.errors import ConfigError, CredentialError
 
+ON_FAILED_STEP = ("block", "continue")
 REASONING_CHOICES = ("off", "on", "default")
 
 
@@ -99,6 +100,9 @@ class BenchmarkConfig:
     index: int
     roles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """`[benchmarks.roles]`: role -> model keys. Empty: every model is the only role."""
+    on_failed_step: str | None = None
+    """"block" or "continue" (what later steps of a chain do after a step failed); None: the
+    benchmark's default."""
 
 
 @dataclass(frozen=True)
@@ -353,8 +357,15 @@ def _benchmarks(
             raise ConfigError(path, sec.key("name"), f"duplicate benchmark name {label!r}")
         cls = get_kind(kind).benchmark_class()
         options = {
-            k: v for k, v in sec.data.items() if k not in {"kind", "name", "samples", "roles"}
+            k: v
+            for k, v in sec.data.items()
+            if k not in {"kind", "name", "samples", "roles", "on_failed_step"}
         }
+        on_failed = sec.get("on_failed_step", str, None)
+        if on_failed not in (None, *ON_FAILED_STEP):
+            raise ConfigError(
+                path, sec.key("on_failed_step"), f"must be one of: {', '.join(ON_FAILED_STEP)}"
+            )
         roles = _Section(path, sec.key("roles"), sec.get("roles", dict, {}))
         bconf = BenchmarkConfig(
             kind=kind,
@@ -365,6 +376,7 @@ def _benchmarks(
             source=path,
             index=i,
             roles=read_roles(roles.data, cls.roles, models, _fail(path, roles.where)),
+            on_failed_step=on_failed,
         )
         cls.Options.from_config(bconf)  # typed options: a bad key fails here, before any data
         out.append(bconf)

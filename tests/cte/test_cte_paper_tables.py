@@ -1,11 +1,11 @@
-"""The paper's table layouts (Tables 1-3 and parse failures) from graded groups."""
+"""The paper's table layouts (Tables 1-3, parse failures, readings) and the probe tables."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from evaltally.benchmarks.cte.grade import GradedCall, summarize
-from evaltally.benchmarks.cte.paper_tables import paper_tables, table_2, table_3
+from evaltally.benchmarks.cte.paper_tables import paper_tables, probe_tables, table_2, table_3
 
 T, B = {"n": 2}, {"n": 1}  # target and no-intervention response: every call is an effect step
 
@@ -19,22 +19,40 @@ def calls(hits: list[bool | None]) -> list[GradedCall]:
     return out
 
 
-def group(model: str, protocol: str, hits: list[bool | None], bench: str = "cte") -> dict[str, Any]:
-    summary = summarize(calls(hits), resamples=0)
-    return {"model": model, "benchmark": bench, "protocol": protocol, "summary": summary}
+def group(
+    model: str,
+    protocol: str,
+    hits: list[bool | None],
+    bench: str = "cte",
+    *,
+    provider: str = "openai",
+    scenario_set: str = "main",
+    reasoning: str = "off",
+    tokens: int = 0,
+) -> dict[str, Any]:
+    return {
+        "model": model,
+        "benchmark": bench,
+        "protocol": protocol,
+        "summary": summarize(calls(hits), resamples=0),
+        "provider": provider,
+        "reasoning": reasoning,
+        "scenario_set": scenario_set,
+        "reasoning_tokens": tokens,
+    }
 
 
 GROUPS = [
     group("m1", "answers_revealed", [True, True, True, False]),
     group("m1", "no_feedback", [True, False, False, None]),
     group("m1", "free_rollout", [True, True, False, False]),
-    group("replay", "answers_revealed", [False, False, False, False]),
-    group("replay", "free_rollout", [False, False, False, False]),
+    group("replay", "answers_revealed", [False, False, False, False], provider="baseline"),
+    group("replay", "free_rollout", [False, False, False, False], provider="baseline"),
 ]
 
 
 def test_layouts() -> None:
-    t1, t2, t3, pf = paper_tables(GROUPS, predictors={"replay"})
+    t1, t2, t3, pf, readings = paper_tables(GROUPS, labelled=False)
     assert t1.rows == [("replay", "0.0", "0.0", "100.0")]  # shown once, not per protocol
     assert t2.header[1:] == (
         "answers revealed: effect-step VM",
@@ -43,19 +61,36 @@ def test_layouts() -> None:
         "answers revealed: all-call VM",
     )
     assert t2.rows == [("m1", "75.0", "25.0", "50.0", "75.0")]  # no resamples: no ± shown
-    # one wrong scenario at call 1 each (s2, s3): median 1, mean 1; 2 of 4 scenarios exact
-    assert t3.rows == [("m1", "50.0", "1.0", "1.0", "50.0", "-")]
+    # s2 and s3 wrong at call 1 (median 1, mean 1); s0, s1 exact: 50%
+    assert ("m1", "50.0", "1.0", "1.0", "50.0", "-") in t3.rows
     assert pf.rows == [("m1", "0.0", "25.0", "0.0")]
+    assert readings.rows[0] == ("m1", "answers_revealed", "75.0", "75.0", "0")
 
 
-def test_two_cte_benchmarks_of_one_model_stay_apart() -> None:
+def test_two_cte_benchmarks_of_one_model_get_a_benchmark_column() -> None:
     groups = [group("m1", "free_rollout", [True]), group("m1", "free_rollout", [False], "probe")]
-    t3 = table_3(groups)
-    assert t3 is not None and [r[0] for r in t3.rows] == ["m1 (cte)", "m1 (probe)"]
+    t3 = table_3(groups, labelled=True)
+    assert t3 is not None and [r[:2] for r in t3.rows] == [("m1", "cte"), ("m1", "probe")]
 
 
 def test_intervals_are_half_widths() -> None:
-    g = {"model": "m", "benchmark": "cte", "protocol": "answers_revealed",
-         "summary": summarize(calls([True, False] * 10), resamples=200)}  # fmt: skip
-    t2 = table_2([g])
+    g = group("m", "answers_revealed", [True, False] * 10)
+    g["summary"] = summarize(calls([True, False] * 10), resamples=200)
+    t2 = table_2([g], labelled=False)
     assert t2 is not None and " ± " in t2.rows[0][1]
+
+
+def test_probe_tables_stand_apart() -> None:
+    groups = [
+        group("m", "answers_revealed", [True, False], scenario_set="no_effect_probe"),
+        group("q-on", "answers_revealed", [True], scenario_set="reasoning_probe",
+              reasoning="on", tokens=1234),
+        group("q-off", "answers_revealed", [False], scenario_set="reasoning_probe"),
+    ]  # fmt: skip
+    no_effect, reasoning = probe_tables(groups, labelled=False)
+    assert no_effect.rows == [("m", "answers_revealed", "50.0", "100.0", "0.0", "2")]
+    assert reasoning.rows == [
+        ("q-off", "off", "answers_revealed", "0.0", "0.0", "0.0", "0"),
+        ("q-on", "on", "answers_revealed", "100.0", "100.0", "0.0", "1,234"),
+    ]
+    assert paper_tables(groups[:1], labelled=False)  # the caller picks the main set

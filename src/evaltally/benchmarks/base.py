@@ -204,11 +204,17 @@ class Benchmark(ABC):
     Options: ClassVar[type[BenchmarkOptions]] = BenchmarkOptions
     predictors: ClassVar[Mapping[str, Predictor]] = {}
     """Offline answerers by name (`provider = "baseline"`, `model = <name>`)."""
+    on_failed_step_default: ClassVar[str] = "block"
+    """After a step of a chain failed (no usable answer after the retries): "block" leaves the
+    rest of the chain unsent (blocked); "continue" renders later steps with that step as
+    failed (the benchmark shows it as it likes) and carries on. The config's
+    `on_failed_step` overrides it per benchmark."""
 
     def __init__(self, config: BenchmarkConfig) -> None:
         self.config = config
         self.label = config.label
         self.options: Any = self.Options.from_config(config)
+        self.on_failed_step = config.on_failed_step or self.on_failed_step_default
 
     def fail(self, key: str, reason: str) -> ConfigError:
         """A config error about one of this benchmark's keys."""

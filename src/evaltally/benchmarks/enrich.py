@@ -1,6 +1,8 @@
 """The export fields a run's benchmarks add to the ledger's (docs/export.md): each row's
 `benchmark_kind`, its step's `role`, its answer's `verification` verdict (the benchmark's check,
-recorded in the ledger's verifications table) and the benchmark's oracle fields."""
+recorded in the ledger's verifications table), the model's `provider` and requested `reasoning`
+mode (from the run's config: a regrader can tell offline predictors and reasoning settings
+apart without it) and the benchmark's oracle fields."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from evaltally.ledger import ExportRow
 from evaltally.ledger.verifications import latest_verdicts
 from evaltally.records import PlannedCall
 
-CORE = ("benchmark_kind", "role", "verification")
+CORE = ("benchmark_kind", "role", "verification", "provider", "reasoning")
 _CALL_FIELDS = ("call_id", "chain_id", "step", "model", "benchmark", "item_id", "sample")
 
 
@@ -23,6 +25,7 @@ def export_enricher(config: SweepConfig, run_dir: Path) -> Callable[[ExportRow],
     """Fields for each export row of a run, from the run's own config and verdicts."""
     benchmarks = load_benchmarks(config)
     verdicts = latest_verdicts(run_dir)
+    models = {m.key: m for m in config.models}
 
     def enrich(row: ExportRow) -> Mapping[str, Any]:
         bench = benchmarks.get(row["benchmark"])
@@ -37,6 +40,14 @@ def export_enricher(config: SweepConfig, run_dir: Path) -> Callable[[ExportRow],
                 "sets itself; rename the benchmark's fields"
             )
         verdict = verdicts.get(call.call_id)
-        return {"benchmark_kind": bench.kind, "role": call.role, "verification": verdict, **fields}
+        model = models.get(call.model)
+        return {
+            "benchmark_kind": bench.kind,
+            "role": call.role,
+            "verification": verdict,
+            "provider": model.provider if model else None,
+            "reasoning": model.reasoning if model else None,
+            **fields,
+        }
 
     return enrich

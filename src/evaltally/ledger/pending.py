@@ -34,7 +34,7 @@ GROUP BY a.call_id
 
 _QUERY = f"""
 SELECT p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.item_id, p.sample, p.protocol,
-       p.spec_json, f.status, f.raw_text, f.parsed_json, f.request_hash
+       p.spec_json, f.status, f.raw_text, f.parsed_json, f.request_hash, f.seq
 FROM planned p
 LEFT JOIN outcomes f ON f.call_id = p.call_id AND f.status IN {FINAL}
 ORDER BY p.chain_id, p.step
@@ -92,7 +92,7 @@ def _build(rows: list[tuple[Any, ...]], attempts_by_call: dict[str, int]) -> Pen
     calls: list[PlannedCall] = []
     recorded: dict[int, RecordedAnswer] = {}
     attempts: dict[str, int] = {}
-    for cid, _, step, model, bench, item, sample, proto, spec, st, raw, parsed, rhash in rows:
+    for cid, _, step, model, bench, item, sample, proto, spec, st, raw, parsed, rhash, seq in rows:
         calls.append(
             PlannedCall(
                 cid,
@@ -107,7 +107,7 @@ def _build(rows: list[tuple[Any, ...]], attempts_by_call: dict[str, int]) -> Pen
             )
         )
         if st is not None:
-            recorded[step] = RecordedAnswer(Status(st), raw, orjson.loads(parsed), rhash)
+            recorded[step] = RecordedAnswer(Status(st), raw, orjson.loads(parsed), rhash, seq)
         elif cid in attempts_by_call:
             attempts[cid] = attempts_by_call[cid]
     return PendingChain(chain_id=chain_id, calls=calls, recorded=recorded, attempts_so_far=attempts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,9 @@ class RecordedAnswer:
     raw_text: str | None
     parsed: Any
     request_hash: str | None
+    seq: float = math.inf
+    """The outcome's row in the ledger: which answers of the chain were known when it was
+    sent (those recorded before it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ lane; then chains with the most remaining calls (the critical path of the sweep)
 from __future__ import annotations
 
 import asyncio
+import math
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -36,7 +37,17 @@ class ChainWork:
     position: int = 0
     """Index of the next call of `chain.calls` to handle."""
     earlier: list[StepAnswer] = field(default_factory=list)
+    known_since: list[float] = field(default_factory=list)
+    """Per entry of `earlier`, the ledger row of its outcome (inf: answered this session)."""
     blocked_reason: str | None = None
+
+    def as_seen_by(self, recorded: RecordedAnswer) -> list[StepAnswer]:
+        """The earlier answers as they stood when `recorded` was sent: an answer recorded
+        after it was then still the failed step it replaced (on_failed_step = "continue")."""
+        return [
+            a if at < recorded.seq else StepAnswer(a.step, Status.FAILED, None, None)
+            for a, at in zip(self.earlier, self.known_since, strict=True)
+        ]
 
     @property
     def remaining(self) -> int:
@@ -137,6 +148,7 @@ class Scheduler:
                 work.earlier.append(
                     StepAnswer(call.step, recorded.status, recorded.raw_text, recorded.parsed)
                 )
+                work.known_since.append(recorded.seq)
                 work.position += 1
                 continue
             reason = work.blocked_reason or unit.lane.stop_reason or (self.budget and self.budget())
@@ -150,7 +162,7 @@ class Scheduler:
             result = await self._run_call(unit, bench, call, work)
             self._record(unit, call, result)
             await self.ledger.throttle()
-            if result.status is Status.FAILED or result.status is Status.BLOCKED:
+            if _blocks_chain(result.status, bench):
                 work.blocked_reason = (
                     f"an earlier call of its chain (step {call.step}) did not finish"
                 )
@@ -158,6 +170,7 @@ class Scheduler:
             if result.status is Status.OK and self.on_ok is not None:
                 self.on_ok(bench, call, answer)
             work.earlier.append(answer)
+            work.known_since.append(math.inf)
             work.position += 1
         self._open -= 1
         if self._open == 0:
@@ -194,7 +207,7 @@ class Scheduler:
         if stored is None:
             return None
         try:
-            body = self.executor.build_body(unit, bench.render(call, work.earlier))
+            body = self.executor.build_body(unit, bench.render(call, work.as_seen_by(recorded)))
         except Exception as exc:  # same as a mismatch: the rest of the chain cannot follow
             body, cause = b"", f"it no longer renders ({exc!r})"
         else:
@@ -228,6 +241,14 @@ class Scheduler:
                 f"{call.model} / {call.benchmark} / item {call.item_id!r} step {call.step} "
                 f"(call {call.call_id}): {result.reason}"
             )
+
+
+def _blocks_chain(status: Status, bench: Benchmark) -> bool:
+    """A blocked step (lane stopped, budget spent) always blocks the rest of its chain; a failed
+    one does unless the benchmark carries on past failures."""
+    if status is Status.BLOCKED:
+        return True
+    return status is Status.FAILED and bench.on_failed_step == "block"
 
 
 def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:

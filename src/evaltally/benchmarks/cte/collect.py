@@ -38,13 +38,34 @@ def graded_from_row(row: dict[str, Any]) -> GradedCall:
 
 
 @dataclass
+class GroupFacts:
+    """What the rows say about a group beyond its calls (fields of newer exports; an older
+    export lacks them and reads as a main-set group of a model of unknown provider)."""
+
+    provider: str | None = None
+    reasoning: str | None = None
+    """The reasoning mode the run's config requested for the model."""
+    scenario_set: str = "main"
+    reasoning_tokens: int = 0
+
+
+@dataclass
 class Collected:
     groups: dict[GroupKey, list[GradedCall]] = field(default_factory=dict)
+    facts: dict[GroupKey, GroupFacts] = field(default_factory=dict)
     prompt_versions: set[str] = field(default_factory=set)
 
     def add(self, row: dict[str, Any]) -> None:
         key = (str(row["model"]), str(row["benchmark"]), str(row["protocol"]))
         self.groups.setdefault(key, []).append(graded_from_row(row))
+        facts = self.facts.get(key)
+        if facts is None:
+            facts = self.facts[key] = GroupFacts(
+                provider=row.get("provider"),
+                reasoning=row.get("reasoning"),
+                scenario_set=str(row.get("scenario_set") or "main"),
+            )
+        facts.reasoning_tokens += int((row.get("usage") or {}).get("reasoning_tokens") or 0)
         if row.get("prompt_version"):
             self.prompt_versions.add(str(row["prompt_version"]))
 

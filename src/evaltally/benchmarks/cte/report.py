@@ -6,6 +6,7 @@ section's `groups` is what the two commands must agree on exactly (docs/cte-prot
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
 
 from evaltally.benchmarks.cte import plots, tables
@@ -40,6 +41,7 @@ class CteGrader:
                     level=settings.level,
                 ),
                 "vm_by_index": vm_by_index(found[(model, bench, protocol)]),
+                **dataclasses.asdict(self.collected.facts[(model, bench, protocol)]),
             }
             for model, bench, protocol in keys
         ]
