@@ -8,7 +8,8 @@ PYTHONPATH, which the verification workers inherit too.
 - `observe_judge`: two roles. An observer answers a probe; a judge sees the observer's
   recorded answer and answers with JSON. Each role has its own parser.
 - `verified`: one role; every ok answer is verified by `check` in a worker process. Items v3,
-  v4 and v5 make the check raise, hang past its timeout and kill its own process.
+  v4 and v5 make the check raise, hang past its timeout and kill its own process; the option
+  `broken` names an item whose prompt the benchmark fails to render.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ TESTS = Path(__file__).resolve().parent
 class CountOptions(BenchmarkOptions):
     items: int = 6
     timeout_s: float = 5.0
+    broken: str = ""
+    """An item whose prompt cannot be rendered (the benchmark raises)."""
 
 
 def _json(text: str, path: str) -> ParseResult:
@@ -96,6 +99,8 @@ class Verified(Benchmark):
             yield ChainTemplate(f"v{i}", content_hash({"v": i}, 32), "", ({},))
 
     def render(self, call: PlannedCall, earlier: Sequence[StepAnswer]) -> list[Message]:
+        if call.item_id == self.options.broken:
+            raise RuntimeError(f"item {call.item_id} cannot be rendered")
         return [{"role": "user", "content": f"answer item {call.item_id}"}]
 
     def parse(self, call: PlannedCall, text: str) -> ParseResult:
