@@ -128,7 +128,6 @@ def check(args: dict[str, Any]) -> dict[str, Any]:
 class CountGrader:
     """Counts statuses and verdicts per (model, benchmark, role)."""
 
-    kind: ClassVar[str] = "observe_judge"
     legacy_fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
@@ -144,18 +143,14 @@ class CountGrader:
         header = ("model", "benchmark", "role", "status", "verdict", "calls")
         table = Table("Counts", header, rows, left=5)
         data = {"counts": dict(sorted(self.counts.items()))}
-        return Section(self.kind, self.kind, "Counts.", [table], data)
-
-
-class VerifiedGrader(CountGrader):
-    kind = "verified"
+        return Section("Counts.", [table], data)
 
 
 KINDS = (
     BenchmarkKind(
         "observe_judge", "Observe and judge", "kinds_kit:ObserveJudge", "kinds_kit:CountGrader"
     ),
-    BenchmarkKind("verified", "Verified answers", "kinds_kit:Verified", "kinds_kit:VerifiedGrader"),
+    BenchmarkKind("verified", "Verified answers", "kinds_kit:Verified", "kinds_kit:CountGrader"),
 )
 
 

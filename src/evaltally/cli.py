@@ -271,9 +271,9 @@ def verify(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
 def _print_report(result: Any) -> None:
     from evaltally.report.tables import to_rich
 
-    for section in result.sections:
+    for title, section in result.sections:
         if len(result.sections) > 1:
-            out.rule(section.title)
+            out.rule(title)
         for table in section.tables:
             out.print(to_rich(table))
     for line in result.audit:

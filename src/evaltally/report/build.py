@@ -26,7 +26,8 @@ REPORT_VERSION = 2
 @dataclass
 class ReportResult:
     data: dict[str, Any]
-    sections: list[Section]
+    sections: list[tuple[str, Section]]
+    """(heading, section) per benchmark kind, in registry order."""
     audit: list[str]
     markdown: str
     files: list[Path] = field(default_factory=list)
@@ -117,14 +118,14 @@ def grade_export(
             "benchmark_kind)"
         )
     settings = GradeSettings(resamples=resamples, seed=seed)
-    order = {name: i for i, name in enumerate(kind_names())}
-    sections = [
-        rows.graders[k].section(settings) for k in sorted(rows.graders, key=order.__getitem__)
-    ]
+    kinds = [k for k in kind_names() if k in rows.graders]
+    sections = [(get_kind(k).title, rows.graders[k].section(settings)) for k in kinds]
     audit = reasoning_audit(rows.reasoning, requested_reasoning)
     data: dict[str, Any] = {
         "report_version": REPORT_VERSION,
-        "sections": {s.kind: {"title": s.title, **s.data} for s in sections},
+        "sections": {
+            k: {"title": title, **s.data} for k, (title, s) in zip(kinds, sections, strict=True)
+        },
         "data_sources": dict(data_sources or {}),
         "reasoning_tokens": dict(sorted(rows.reasoning.items())),
         "reasoning_audit": audit,
