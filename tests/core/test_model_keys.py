@@ -74,6 +74,7 @@ def test_effort_and_budget_are_part_of_the_identity_only_when_set(tmp_path: Path
         ('reasoning_effort = ""', "models[0].reasoning_effort", "must not be empty"),
         ("api_version = 3", "models[0].api_version", "must be str"),
         ('extra = { reasoning_effort = "high" }', "models[0].extra", "unknown key"),
+        ('api_version = "v1"', "models[0].api_version", "anthropic and gemini endpoints only"),
     ],
 )
 def test_bad_model_keys_name_file_and_key(tmp_path: Path, keys: str, key: str, reason: str) -> None:
@@ -81,3 +82,11 @@ def test_bad_model_keys_name_file_and_key(tmp_path: Path, keys: str, key: str, r
         _load(tmp_path, "openai", "gpt-5.4", keys)
     message = str(info.value)
     assert "k.toml" in message and key in message and reason in message
+
+
+def test_effort_without_reasoning_on_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "k.toml"
+    text = MODEL.format(provider="openai", model="gpt-5.4", keys='reasoning_effort = "high"')
+    path.write_text(text.replace('reasoning = "on"', 'reasoning = "off"'))
+    with pytest.raises(ConfigError, match=r"models\[0\]\.reasoning_effort: applies only with"):
+        load_config(path)

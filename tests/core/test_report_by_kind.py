@@ -72,3 +72,32 @@ def test_cte_tables_name_the_benchmark_only_when_two_could_be_confused() -> None
     assert all("benchmark" not in t.header for t in one)
     assert all(t.header[:2] == ("model", "benchmark") for t in two)
     assert [row[1] for row in two[0].rows] == ["core", "fresh"]
+
+
+def test_an_export_of_the_previous_release_is_graded_by_its_fields(tmp_path: Path) -> None:
+    from evaltally.report import grade_export
+
+    rows = [
+        {
+            "model": "m",
+            "benchmark": "cte",
+            "protocol": "no_feedback",
+            "status": "ok",
+            "parsed": {"ok": i == 0},
+            "usage": None,
+            "scenario_id": "s1",
+            "service": "bank",
+            "intervention_kind": "clock_jump",
+            "future_index": i,
+            "target": {"ok": True},
+            "no_intervention": {"ok": False},
+            "is_effect_step": True,
+        }
+        for i in range(2)
+    ]
+    export = tmp_path / "old.jsonl"
+    export.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    result = grade_export(export, resamples=0)
+    (group,) = result.section("cte")["groups"]
+    assert group["summary"]["n_calls"] == 2
+    assert group["summary"]["metrics"]["all_call_vm"]["value"] == 0.5

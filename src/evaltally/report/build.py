@@ -65,17 +65,18 @@ class _Rows:
         self.graders: dict[str, Grader] = {}
         self.reasoning: dict[str, int] = {}
         self.not_graded = 0
+        self.kinds = kind_names()
+        self._legacy: list[tuple[str, tuple[str, ...]]] | None = None
 
     def kind_of(self, row: dict[str, Any]) -> str | None:
         kind = row.get("benchmark_kind")
         if isinstance(kind, str):
-            return kind if kind in kind_names() else None
+            return kind if kind in self.kinds else None
         # An export of a release before benchmark_kind: the kind whose fields the row has.
-        for name in kind_names():
-            fields = get_kind(name).grader_class().legacy_fields
-            if fields and all(f in row for f in fields):
-                return name
-        return None
+        if self._legacy is None:
+            fields = ((k, get_kind(k).grader_class().legacy_fields) for k in self.kinds)
+            self._legacy = [(k, f) for k, f in fields if f]
+        return next((k for k, f in self._legacy if all(x in row for x in f)), None)
 
     def add(self, lineno: int, row: dict[str, Any]) -> None:
         kind = self.kind_of(row)
