@@ -8,7 +8,8 @@ PYTHONPATH, which the verification workers inherit too.
 - `observe_judge`: two roles. An observer answers a probe; a judge sees the observer's
   recorded answer and answers with JSON. Each role has its own parser.
 - `verified`: one role; every ok answer is verified by `check` in a worker process. Items v3,
-  v4 and v5 make the check raise, hang past its timeout and kill its own process.
+  v4 and v5 make the check raise, hang past its timeout and kill its own process; the option
+  `broken` names an item whose prompt the benchmark fails to render.
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ TESTS = Path(__file__).resolve().parent
 class CountOptions(BenchmarkOptions):
     items: int = 6
     timeout_s: float = 5.0
+    broken: str = ""
+    """An item whose prompt cannot be rendered (the benchmark raises)."""
 
 
 def _json(text: str, path: str) -> ParseResult:
@@ -96,6 +99,8 @@ class Verified(Benchmark):
             yield ChainTemplate(f"v{i}", content_hash({"v": i}, 32), "", ({},))
 
     def render(self, call: PlannedCall, earlier: Sequence[StepAnswer]) -> list[Message]:
+        if call.item_id == self.options.broken:
+            raise RuntimeError(f"item {call.item_id} cannot be rendered")
         return [{"role": "user", "content": f"answer item {call.item_id}"}]
 
     def parse(self, call: PlannedCall, text: str) -> ParseResult:
@@ -123,7 +128,6 @@ def check(args: dict[str, Any]) -> dict[str, Any]:
 class CountGrader:
     """Counts statuses and verdicts per (model, benchmark, role)."""
 
-    kind: ClassVar[str] = "observe_judge"
     legacy_fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
@@ -139,18 +143,14 @@ class CountGrader:
         header = ("model", "benchmark", "role", "status", "verdict", "calls")
         table = Table("Counts", header, rows, left=5)
         data = {"counts": dict(sorted(self.counts.items()))}
-        return Section(self.kind, self.kind, "Counts.", [table], data)
-
-
-class VerifiedGrader(CountGrader):
-    kind = "verified"
+        return Section("Counts.", [table], data)
 
 
 KINDS = (
     BenchmarkKind(
         "observe_judge", "Observe and judge", "kinds_kit:ObserveJudge", "kinds_kit:CountGrader"
     ),
-    BenchmarkKind("verified", "Verified answers", "kinds_kit:Verified", "kinds_kit:VerifiedGrader"),
+    BenchmarkKind("verified", "Verified answers", "kinds_kit:Verified", "kinds_kit:CountGrader"),
 )
 
 

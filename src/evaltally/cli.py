@@ -271,9 +271,9 @@ def verify(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
 def _print_report(result: Any) -> None:
     from evaltally.report.tables import to_rich
 
-    for section in result.sections:
+    for title, section in result.sections:
         if len(result.sections) > 1:
-            out.rule(section.title)
+            out.rule(title)
         for table in section.tables:
             out.print(to_rich(table))
     for line in result.audit:
@@ -295,10 +295,10 @@ def grade(
     """Every benchmark's metrics from an export file alone, by benchmark kind."""
 
     def go() -> None:
+        from evaltally.benchmarks.enrich import data_sources
         from evaltally.benchmarks.registry import load_benchmarks
         from evaltally.config import load_config
         from evaltally.report import grade_export
-        from evaltally.runner.session import data_sources
 
         modes = sources = None
         if config is not None:

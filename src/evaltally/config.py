@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -256,6 +256,8 @@ def _model(sec: _Section) -> ModelConfig:
         )
     params = sec.get("params", dict, {})
     extra = {"region": sec.get("region", str)} if "region" in sec.data else {}
+    effort = _nonempty(sec, "reasoning_effort")
+    budget = sec.positive("reasoning_budget", int, None)
     return ModelConfig(
         key=key,
         provider=provider,
@@ -267,10 +269,28 @@ def _model(sec: _Section) -> ModelConfig:
         reasoning=reasoning,
         price=_price(sec) or _default_price(sec, provider, model),
         extra=extra,
-        reasoning_effort=_nonempty(sec, "reasoning_effort"),
-        reasoning_budget=sec.positive("reasoning_budget", int, None),
-        api_version=_nonempty(sec, "api_version"),
+        reasoning_effort=_reasoning_only(sec, reasoning, "reasoning_effort", effort),
+        reasoning_budget=_reasoning_only(sec, reasoning, "reasoning_budget", budget),
+        api_version=_api_version(sec, provider),
     )
+
+
+def _reasoning_only(sec: _Section, reasoning: str, name: str, value: Any) -> Any:
+    """Effort and budget refine reasoning = "on"; elsewhere they would silently go unsent."""
+    if value is not None and reasoning != "on":
+        raise ConfigError(sec.path, sec.key(name), 'applies only with reasoning = "on"')
+    return value
+
+
+def _api_version(sec: _Section, provider: str) -> str | None:
+    version = _nonempty(sec, "api_version")
+    if version is not None and (
+        provider == "baseline" or _preset(sec, provider).kind not in ("anthropic", "gemini")
+    ):
+        raise ConfigError(
+            sec.path, sec.key("api_version"), "applies to anthropic and gemini endpoints only"
+        )
+    return version
 
 
 def _nonempty(sec: _Section, name: str) -> str | None:
@@ -384,7 +404,7 @@ def _benchmarks(
     return tuple(out)
 
 
-def _fail(path: Path, where: str) -> Any:
+def _fail(path: Path, where: str) -> Callable[[str, str], ConfigError]:
     def fail(key: str, reason: str) -> ConfigError:
         return ConfigError(path, f"{where}.{key}" if key else where, reason)
 

@@ -37,11 +37,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from evaltally.config import BenchmarkConfig
 from evaltally.errors import ConfigError
 from evaltally.records import SUBJECT, JSONValue, Message, PlannedCall, Status
+
+if TYPE_CHECKING:
+    import typer
+
+    from evaltally.report.section import Grader
 
 __all__ = [
     "SUBJECT",
@@ -302,8 +307,10 @@ class BenchmarkKind:
             raise TypeError(f"{self.benchmark} is not a Benchmark subclass")
         return cls
 
-    def grader_class(self) -> Any:
-        return _load(self.grader)
+    def grader_class(self) -> type[Grader]:
+        cls: type[Grader] = _load(self.grader)
+        return cls
 
-    def load_cli(self) -> Any:
-        return _load(self.cli) if self.cli else None
+    def load_cli(self) -> typer.Typer | None:
+        app: typer.Typer | None = _load(self.cli) if self.cli else None
+        return app

@@ -1,8 +1,11 @@
-"""The export fields a run's benchmarks add to the ledger's (docs/export.md): each row's
-`benchmark_kind`, its step's `role`, its answer's `verification` verdict (the benchmark's check,
-recorded in the ledger's verifications table), the model's `provider` and requested `reasoning`
-mode (from the run's config: a regrader can tell offline predictors and reasoning settings
-apart without it) and the benchmark's oracle fields."""
+"""What a run's benchmarks add to its export and report.
+
+Export rows (docs/export.md): each row's `benchmark_kind`, its step's `role`, its answer's
+`verification` verdict (the benchmark's check, recorded in the ledger's verifications table),
+the model's `provider` and requested `reasoning` mode (from the run's config: a regrader can
+tell offline predictors and reasoning settings apart without it) and the benchmark's oracle
+fields. Report: each benchmark's data sources with their SHA-256.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from evaltally.benchmarks.base import Benchmark
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import SweepConfig
 from evaltally.errors import BenchmarkError
@@ -51,3 +55,15 @@ def export_enricher(config: SweepConfig, run_dir: Path) -> Callable[[ExportRow],
         }
 
     return enrich
+
+
+def data_sources(benchmarks: Mapping[str, Benchmark]) -> dict[str, dict[str, object]]:
+    """Benchmark label -> its kind and data files with their SHA-256 (recorded in the ledger's
+    meta at plan time; the report shows them)."""
+    return {
+        label: {
+            "kind": bench.kind,
+            "files": [{"path": d.path, "sha256": d.sha256} for d in bench.data_sources()],
+        }
+        for label, bench in benchmarks.items()
+    }

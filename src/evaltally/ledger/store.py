@@ -43,6 +43,15 @@ def _usage(u: Usage | None) -> tuple[int | None, ...]:
     )
 
 
+def _json_text(value: Any, what: str) -> str:
+    """Canonical JSON for a TEXT column. Raised here, in the caller, rather than inside the
+    writer where it would fail the whole batch."""
+    try:
+        return canonical_json(value).decode()
+    except TypeError as exc:
+        raise LedgerError(f"{what} is not JSON-serializable: {exc}") from exc
+
+
 def _opt_float(x: float | None) -> float | None:
     # Values are hashed as stored; SQLite's REAL turns 12 into 12.0, so coerce before hashing.
     return None if x is None else float(x)
@@ -124,10 +133,7 @@ class Ledger:
         return out
 
     async def set_meta(self, key: str, value: Any) -> None:
-        try:
-            text = canonical_json(value).decode()
-        except TypeError as exc:
-            raise LedgerError(f"meta value for {key!r} is not JSON-serializable: {exc}") from exc
+        text = _json_text(value, f"meta value for {key!r}")
         self._writer.enqueue("meta", (key, text, time.time()))
         await self.flush()
 
@@ -216,14 +222,7 @@ class Ledger:
         usage: Usage | None,
         latency_ms: float | None,
     ) -> None:
-        try:
-            parsed_json = canonical_json(parsed).decode()
-        except TypeError as exc:
-            # Raised here, in the caller, rather than inside the writer where it would fail
-            # the whole batch.
-            raise LedgerError(
-                f"parsed answer of call {call_id} is not JSON-serializable: {exc}"
-            ) from exc
+        parsed_json = _json_text(parsed, f"parsed answer of call {call_id}")
         self._writer.enqueue(
             "outcomes",
             (
@@ -293,12 +292,7 @@ class Ledger:
         self, call_id: str, status: str, *, detail: Any, reason: str | None, verifier: str
     ) -> None:
         """Append a verdict (`passed`, `failed` or `error`) on a call's ok answer."""
-        try:
-            detail_json = canonical_json(detail).decode()
-        except TypeError as exc:
-            raise LedgerError(
-                f"verification detail of call {call_id} is not JSON-serializable: {exc}"
-            ) from exc
+        detail_json = _json_text(detail, f"verification detail of call {call_id}")
         self._writer.enqueue(
             "verifications", (call_id, status, detail_json, reason, verifier, time.time())
         )

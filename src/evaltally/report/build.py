@@ -26,7 +26,8 @@ REPORT_VERSION = 2
 @dataclass
 class ReportResult:
     data: dict[str, Any]
-    sections: list[Section]
+    sections: list[tuple[str, Section]]
+    """(heading, section) per benchmark kind, in registry order."""
     audit: list[str]
     markdown: str
     files: list[Path] = field(default_factory=list)
@@ -64,17 +65,18 @@ class _Rows:
         self.graders: dict[str, Grader] = {}
         self.reasoning: dict[str, int] = {}
         self.not_graded = 0
+        self.kinds = kind_names()
+        self._legacy: list[tuple[str, tuple[str, ...]]] | None = None
 
     def kind_of(self, row: dict[str, Any]) -> str | None:
         kind = row.get("benchmark_kind")
         if isinstance(kind, str):
-            return kind if kind in kind_names() else None
+            return kind if kind in self.kinds else None
         # An export of a release before benchmark_kind: the kind whose fields the row has.
-        for name in kind_names():
-            fields = get_kind(name).grader_class().legacy_fields
-            if fields and all(f in row for f in fields):
-                return name
-        return None
+        if self._legacy is None:
+            fields = ((k, get_kind(k).grader_class().legacy_fields) for k in self.kinds)
+            self._legacy = [(k, f) for k, f in fields if f]
+        return next((k for k, f in self._legacy if all(x in row for x in f)), None)
 
     def add(self, lineno: int, row: dict[str, Any]) -> None:
         kind = self.kind_of(row)
@@ -117,14 +119,14 @@ def grade_export(
             "benchmark_kind)"
         )
     settings = GradeSettings(resamples=resamples, seed=seed)
-    order = {name: i for i, name in enumerate(kind_names())}
-    sections = [
-        rows.graders[k].section(settings) for k in sorted(rows.graders, key=order.__getitem__)
-    ]
+    kinds = [k for k in kind_names() if k in rows.graders]
+    sections = [(get_kind(k).title, rows.graders[k].section(settings)) for k in kinds]
     audit = reasoning_audit(rows.reasoning, requested_reasoning)
     data: dict[str, Any] = {
         "report_version": REPORT_VERSION,
-        "sections": {s.kind: {"title": s.title, **s.data} for s in sections},
+        "sections": {
+            k: {"title": title, **s.data} for k, (title, s) in zip(kinds, sections, strict=True)
+        },
         "data_sources": dict(data_sources or {}),
         "reasoning_tokens": dict(sorted(rows.reasoning.items())),
         "reasoning_audit": audit,

@@ -13,10 +13,12 @@ from evaltally.report.section import Section
 from evaltally.report.tables import to_markdown
 
 
-def markdown(sections: Sequence[Section], audit: Sequence[str], data: Mapping[str, Any]) -> str:
+def markdown(
+    sections: Sequence[tuple[str, Section]], audit: Sequence[str], data: Mapping[str, Any]
+) -> str:
     parts = ["# Evaluation report", ""]
-    for s in sections:
-        parts += [f"## {s.title}", "", s.intro, ""]
+    for title, s in sections:
+        parts += [f"## {title}", "", s.intro, ""]
         parts += [to_markdown(t) for t in s.tables]
         for fig in s.figures:
             parts += [f"![{fig.caption}]({fig.filename})", ""]
@@ -34,7 +36,11 @@ def markdown(sections: Sequence[Section], audit: Sequence[str], data: Mapping[st
 
 
 def write_report(
-    data: Mapping[str, Any], md: str, sections: Sequence[Section], out_dir: Path, plot: bool
+    data: Mapping[str, Any],
+    md: str,
+    sections: Sequence[tuple[str, Section]],
+    out_dir: Path,
+    plot: bool,
 ) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     files = [out_dir / "report.json", out_dir / "report.md"]
@@ -42,5 +48,5 @@ def write_report(
     files[0].write_bytes(orjson.dumps(data, option=opts) + b"\n")
     files[1].write_text(md, encoding="utf-8")
     if plot:
-        files += [fig.draw(out_dir / fig.filename) for s in sections for fig in s.figures]
+        files += [fig.draw(out_dir / fig.filename) for _, s in sections for fig in s.figures]
     return files

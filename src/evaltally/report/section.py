@@ -34,8 +34,8 @@ class Figure:
 
 @dataclass
 class Section:
-    kind: str
-    title: str
+    """One benchmark kind's part of the report (its heading is the kind's registry title)."""
+
     intro: str
     """A markdown paragraph under the heading: what the numbers mean and how intervals are
     drawn."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from evaltally.audit import audit_run
-from evaltally.benchmarks.base import Benchmark
+from evaltally.benchmarks.enrich import data_sources
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import SweepConfig, load_config, read_api_keys
 from evaltally.errors import LedgerError
@@ -134,17 +134,6 @@ async def run_session(
         await ledger.mark_interrupted()
         await ledger.close()
     return result
-
-
-def data_sources(benchmarks: Mapping[str, Benchmark]) -> dict[str, dict[str, object]]:
-    """Benchmark label -> its kind and data files with their SHA-256 (the report shows them)."""
-    return {
-        label: {
-            "kind": bench.kind,
-            "files": [{"path": d.path, "sha256": d.sha256} for d in bench.data_sources()],
-        }
-        for label, bench in benchmarks.items()
-    }
 
 
 async def _drive(

@@ -73,4 +73,4 @@ class CteGrader:
                 lambda out: plots.effect_vm_intervals(groups, out),
             ),
         ]
-        return Section("cte", "CTE-Bench", intro, tables.all_tables(groups), data, figures)
+        return Section(intro, tables.all_tables(groups), data, figures)

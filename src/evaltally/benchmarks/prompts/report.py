@@ -68,4 +68,4 @@ class PromptsGrader:
             "The generic prompts benchmark has no reference answers: these are the outcomes "
             "of every planned call; the answers themselves are in the export."
         )
-        return Section("prompts", "Prompts", intro, [table], {"groups": groups})
+        return Section(intro, [table], {"groups": groups})

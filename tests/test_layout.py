@@ -1,0 +1,46 @@
+"""The layout is the architecture: prompt texts are pure, and the registry is the only list of
+benchmark kinds."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from evaltally.benchmarks.registry import get_kind, kind_names
+from testkit import REPO
+
+SRC = REPO / "src" / "evaltally"
+
+
+def _imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_prompt_modules_import_nothing_from_benchmarks() -> None:
+    modules = sorted((SRC / "prompts").glob("*.py"))
+    assert len(modules) >= 3
+    for path in modules:
+        bad = {m for m in _imports(path) if m.startswith("evaltally.benchmarks")}
+        assert not bad, f"{path.name} imports {bad}"
+
+
+def test_every_kind_is_one_folder_with_its_prompt_module() -> None:
+    for name in kind_names():
+        kind = get_kind(name)
+        assert (SRC / "benchmarks" / name / "__init__.py").exists()
+        assert (SRC / "prompts" / f"{name}.py").exists()
+        assert kind.benchmark_class().kind == name
+
+
+def test_no_module_outside_the_registry_lists_the_kinds() -> None:
+    for path in SRC.rglob("*.py"):
+        if "benchmarks" in path.parts or "prompts" in path.parts:
+            continue
+        text = path.read_text()
+        assert '"cte"' not in text and "'cte'" not in text, path
