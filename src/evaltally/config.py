@@ -7,17 +7,28 @@ in DESIGN.md's "Config shape"; `docs/config.md` describes each one.
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from evaltally import redact
 from evaltally.errors import ConfigError, CredentialError
 
 REASONING_CHOICES = ("off", "on", "default")
 BENCHMARK_KINDS = ("prompts", "cte")
+MAX_RUN_NAME_BYTES = 128
+"""A run name is a directory name; file systems stop at 255 bytes, and paths get long."""
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+"""Far above any completion (a 128K-token answer is under 1 MB of JSON), far below trouble."""
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_VENDOR_KEY = re.compile(r"sk-|AIza[0-9A-Za-z_\-]{20}|(AKIA|ASIA)[0-9A-Z]{16}\Z")
 
 
 @dataclass(frozen=True)
@@ -28,6 +39,7 @@ class Limits:
     rpm: float | None = None
     tpm: float | None = None
     timeout_s: float = 120.0
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     max_attempts: int = 6
     breaker_threshold: int = 8
     breaker_cooldown_s: float = 20.0
@@ -123,8 +135,15 @@ class _Section:
             raise ConfigError(self.path, self.key(name), "is required")
         return self.get(name, types)
 
-    def positive(self, name: str, types: type | tuple[type, ...], default: Any) -> Any:
+    def number(self, name: str, types: type | tuple[type, ...], default: Any) -> Any:
+        """A number that is finite: TOML's inf and nan are never a sensible setting."""
         value = self.get(name, types, default)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(self.path, self.key(name), f"must be a finite number, got {value}")
+        return value
+
+    def positive(self, name: str, types: type | tuple[type, ...], default: Any) -> Any:
+        value = self.number(name, types, default)
         if value is not None and value <= 0:
             raise ConfigError(self.path, self.key(name), f"must be > 0, got {value}")
         return value
@@ -157,6 +176,10 @@ def load_config(
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(path, "", f"cannot read the config: {exc.strerror or exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                path, "", f"not UTF-8 text (byte {exc.start}); save the file as UTF-8"
+            ) from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -166,10 +189,8 @@ def load_config(
     top.only({"run", "models", "benchmarks"})
     run = _Section(path, "run", top.require("run", dict))
     run.only({"name", "runs_dir", "budget_usd"})
-    name = run.require("name", str)
-    if not name or "/" in name or name.startswith("."):
-        raise ConfigError(path, "run.name", "must be a plain directory name")
-    runs_dir = Path(run.get("runs_dir", str, "runs"))
+    name = _run_name(path, run.require("name", str))
+    runs_dir = Path(_printable(run, "runs_dir", run.get("runs_dir", str, "runs")))
     models = _models(path, top.require("models", list))
     benchmarks = _benchmarks(path, top.require("benchmarks", list), base)
     return SweepConfig(
@@ -183,6 +204,55 @@ def load_config(
     )
 
 
+def _run_name(path: Path, name: str) -> str:
+    if not name or name.startswith(".") or "/" in name or "\\" in name or not name.isprintable():
+        raise ConfigError(
+            path,
+            "run.name",
+            "must be a plain directory name: printable characters, no / or \\, "
+            "not starting with '.'",
+        )
+    size = len(name.encode("utf-8"))
+    if size > MAX_RUN_NAME_BYTES:
+        raise ConfigError(
+            path,
+            "run.name",
+            f"is {size} bytes long; at most {MAX_RUN_NAME_BYTES} (it names a directory)",
+        )
+    return name
+
+
+def _printable(sec: _Section, name: str, value: str) -> str:
+    if not value.isprintable():
+        raise ConfigError(
+            sec.path, sec.key(name), "holds control characters (NUL, tab, newline, ...)"
+        )
+    return value
+
+
+def check_runs_dir(config: SweepConfig) -> None:
+    """That the run directory is, or can be made, a writable directory (at plan time)."""
+    probe = config.run_dir
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ConfigError(config.path, "run.runs_dir", f"{probe} is a file, not a directory")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigError(config.path, "run.runs_dir", f"{probe} is not writable")
+
+
+def make_run_dir(config: SweepConfig) -> Path:
+    """Create the run directory, or say in one line why it cannot be."""
+    check_runs_dir(config)
+    try:
+        config.run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            config.path, "run.runs_dir", f"cannot create {config.run_dir}: {exc.strerror or exc}"
+        ) from None
+    return config.run_dir
+
+
 _MODEL_KEYS = {
     "key",
     "provider",
@@ -190,6 +260,7 @@ _MODEL_KEYS = {
     "base_url",
     "api_key_env",
     "params",
+    "passthrough",
     "limits",
     "reasoning",
     "price",
@@ -215,7 +286,7 @@ def _models(path: Path, items: list[Any]) -> tuple[ModelConfig, ...]:
 
 def _model(sec: _Section) -> ModelConfig:
     provider = sec.require("provider", str)
-    key = sec.require("key", str)
+    key = _printable(sec, "key", sec.require("key", str))
     model = sec.get("model", str, key if provider == "baseline" else None)
     if model is None:
         raise ConfigError(sec.path, sec.key("model"), "is required")
@@ -234,15 +305,14 @@ def _model(sec: _Section) -> ModelConfig:
         raise ConfigError(
             sec.path, sec.key("reasoning"), f"must be one of {', '.join(REASONING_CHOICES)}"
         )
-    params = sec.get("params", dict, {})
     extra = {"region": sec.get("region", str)} if "region" in sec.data else {}
     return ModelConfig(
         key=key,
         provider=provider,
         model=model,
-        base_url=sec.get("base_url", str, base_url),
-        api_key_env=sec.get("api_key_env", str, key_env),
-        params=params,
+        base_url=_base_url(sec, provider, sec.get("base_url", str, base_url)),
+        api_key_env=_key_env(sec, sec.get("api_key_env", str, key_env)),
+        params=_params(sec, provider),
         limits=_limits(_Section(sec.path, sec.key("limits"), sec.get("limits", dict, {}))),
         reasoning=reasoning,
         price=_price(sec) or _default_price(sec, provider, model),
@@ -255,6 +325,87 @@ def _provider_defaults(sec: _Section, provider: str) -> tuple[str, str | None]:
         return "", None
     preset = _preset(sec, provider)
     return preset.base_url or "", preset.api_key_env
+
+
+def _base_url(sec: _Section, provider: str, url: str) -> str:
+    """An http(s) URL without credentials, query or fragment. The URL is never quoted back: it
+    may hold a password."""
+    if provider == "baseline" or (provider == "bedrock" and not url):
+        return url
+    key = sec.key("base_url")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:
+        raise ConfigError(sec.path, key, "is not a valid URL") from None
+    if "@" in parts.netloc:
+        raise ConfigError(
+            sec.path,
+            key,
+            "holds credentials (user:password@host); a URL ends up in logs and error messages, "
+            "so remove them and put the key in the variable named by api_key_env",
+        )
+    if parts.scheme not in ("http", "https") or not parts.hostname or not url.isprintable():
+        raise ConfigError(sec.path, key, "must be an http:// or https:// URL with a host")
+    if parts.query or parts.fragment or url.rstrip().endswith("?"):
+        raise ConfigError(
+            sec.path,
+            key,
+            "must not carry a query or fragment: the API path is appended to it, and a key "
+            "in a URL ends up in logs (use api_key_env)",
+        )
+    return url
+
+
+def _key_env(sec: _Section, name: str | None) -> str | None:
+    """The NAME of a variable. A pasted key is refused without quoting any of it."""
+    if name is None or (_ENV_NAME.fullmatch(name) and not _looks_like_key(name)):
+        return name
+    if _looks_like_key(name):
+        reason = "looks like an API key, not the name of an environment variable"
+    else:
+        reason = "is not an environment variable name (letters, digits and _)"
+    raise ConfigError(
+        sec.path,
+        sec.key("api_key_env"),
+        f"{reason} (its value is not shown); put the key in a variable "
+        '(export MY_API_KEY=...) and set api_key_env = "MY_API_KEY"',
+    )
+
+
+def _looks_like_key(value: str) -> bool:
+    """A vendor key prefix, or a long run mixing lower case, upper case and digits (variable
+    names are conventionally upper case)."""
+    if _VENDOR_KEY.match(value):
+        return True
+    kinds = (str.islower, str.isupper, str.isdigit)
+    return len(value) >= 24 and all(any(kind(c) for c in value) for kind in kinds)
+
+
+def _params(sec: _Section, provider: str) -> dict[str, Any]:
+    """[models.params] checked against the adapter's known parameters, with
+    [models.passthrough] (sent unchecked) merged in: one request body, one identity."""
+    from evaltally.adapters.params import non_finite, param_problem
+
+    params: dict[str, Any] = sec.get("params", dict, {})
+    passthrough: dict[str, Any] = sec.get("passthrough", dict, {})
+    for table, values in (("params", params), ("passthrough", passthrough)):
+        for name, value in values.items():
+            if non_finite(value):
+                raise ConfigError(
+                    sec.path, sec.key(f"{table}.{name}"), "holds inf or nan, which no API accepts"
+                )
+    if provider != "baseline":
+        preset = _preset(sec, provider)
+        for name, value in params.items():
+            problem = param_problem(preset.kind, preset.reasoning_style, name, value)
+            if problem:
+                raise ConfigError(sec.path, sec.key(f"params.{name}"), problem)
+    for name in sorted(set(params) & set(passthrough)):
+        raise ConfigError(
+            sec.path, sec.key(f"passthrough.{name}"), "is also set in [models.params]"
+        )
+    return {**params, **passthrough}
 
 
 def _preset(sec: _Section, provider: str) -> Any:
@@ -285,6 +436,7 @@ def _limits(sec: _Section) -> Limits:
         rpm=sec.positive("rpm", NUMBER, d.rpm),
         tpm=sec.positive("tpm", NUMBER, d.tpm),
         timeout_s=sec.positive("timeout_s", NUMBER, d.timeout_s),
+        max_response_bytes=sec.positive("max_response_bytes", int, d.max_response_bytes),
         max_attempts=sec.positive("max_attempts", int, d.max_attempts),
         breaker_threshold=sec.positive("breaker_threshold", int, d.breaker_threshold),
         breaker_cooldown_s=sec.positive("breaker_cooldown_s", NUMBER, d.breaker_cooldown_s),
@@ -299,10 +451,14 @@ def _price(sec: _Section) -> Price | None:
         return None
     p = _Section(sec.path, sec.key("price"), raw)
     p.only({"input_per_mtok", "output_per_mtok"})
-    return Price(
-        input_per_mtok=float(p.require("input_per_mtok", NUMBER)),
-        output_per_mtok=float(p.require("output_per_mtok", NUMBER)),
-    )
+    prices = []
+    for name in ("input_per_mtok", "output_per_mtok"):
+        p.require(name, NUMBER)
+        value = float(p.number(name, NUMBER, None))
+        if value < 0:
+            raise ConfigError(sec.path, p.key(name), f"must be >= 0, got {value}")
+        prices.append(value)
+    return Price(input_per_mtok=prices[0], output_per_mtok=prices[1])
 
 
 def _benchmarks(path: Path, items: list[Any], base: Path) -> tuple[BenchmarkConfig, ...]:
@@ -340,18 +496,29 @@ def read_api_keys(config: SweepConfig, env: Mapping[str, str] | None = None) -> 
     env = os.environ if env is None else env
     keys: dict[str, str] = {}
     missing: list[str] = []
+    garbled: list[str] = []
     for m in config.models:
         if not m.api_key_env:
             continue
         value = env.get(m.api_key_env, "")
-        if value:
-            keys[m.key] = value
-        else:
+        redact.remember(value)
+        redact.remember(value.strip())
+        if not value:
             missing.append(f"  model {m.key!r} needs ${m.api_key_env}")
+        elif not redact.header_safe(value):
+            garbled.append(f"  model {m.key!r}: ${m.api_key_env}")
+        else:
+            keys[m.key] = value
     if missing:
         raise CredentialError(
             f"{config.path}: API key variables are not set:\n"
             + "\n".join(missing)
             + "\nexport them (or set api_key_env to the variable that holds each key)."
+        )
+    if garbled:
+        raise CredentialError(
+            f"{config.path}: API key variables hold whitespace or control characters "
+            "(a trailing \\r from a file saved on Windows? quotes?); values not shown:\n"
+            + "\n".join(garbled)
         )
     return keys

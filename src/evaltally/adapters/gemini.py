@@ -71,6 +71,9 @@ PARAM_NAMES = {
     "response_mime_type": "responseMimeType",
 }
 TOP_LEVEL_PARAMS = {"safetySettings": "safetySettings", "safety_settings": "safetySettings"}
+KNOWN_PARAMS = frozenset(PARAM_NAMES) | frozenset(TOP_LEVEL_PARAMS)
+"""Checked at config time (adapters/params.py); generationConfig fields under their own
+camelCase names go in [models.passthrough]."""
 # ErrorInfo reasons that mean the key itself was rejected, whatever the HTTP status says.
 AUTH_REASONS = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED", "API_KEY_SERVICE_BLOCKED"})
 ROLES = {"user": "user", "assistant": "model", "model": "model"}
