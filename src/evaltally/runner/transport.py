@@ -38,7 +38,9 @@ class TransportFailure(EvaltallyError):
 
     def __init__(self, error_class: str, detail: str, *, retry: bool = True) -> None:
         self.error_class = error_class
-        self.detail = redact(detail)
+        # One line: library messages (a bad status line) span several, and details end up in
+        # one-line failure summaries.
+        self.detail = " ".join(redact(detail).split())
         self.retry = retry
         super().__init__(f"{error_class}: {self.detail}")
 
