@@ -4,7 +4,8 @@ POST {base_url}/v1beta/models/{model}:generateContent with the key in the `x-goo
 header (never `?key=` in the URL: URLs end up in logs). Roles map user -> "user",
 assistant -> "model"; system messages become `systemInstruction`. Params map to
 `generationConfig` (max_tokens -> maxOutputTokens, top_p -> topP, stop -> stopSequences, ...);
-unknown params pass into generationConfig unchanged, `safetySettings` goes top-level.
+passthrough params (the config's [models.passthrough]) go into generationConfig unchanged,
+`safetySettings` goes top-level.
 
 A safety block is a MODEL OUTCOME, not an error: a candidate finishing SAFETY, RECITATION,
 BLOCKLIST, PROHIBITED_CONTENT, SPII or IMAGE_SAFETY, or a prompt with
