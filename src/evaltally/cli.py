@@ -77,7 +77,8 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
 
     def go() -> None:
         from evaltally.benchmarks.registry import load_benchmarks
-        from evaltally.config import check_runs_dir, load_config
+        from evaltally.config import load_config
+        from evaltally.config_checks import check_runs_dir
         from evaltally.plan import summarize_plan
 
         cfg = load_config(config)

@@ -9,26 +9,20 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from evaltally import redact
+from evaltally.config_checks import check_base_url, check_key_env, check_run_name
 from evaltally.errors import ConfigError, CredentialError
 
 REASONING_CHOICES = ("off", "on", "default")
 BENCHMARK_KINDS = ("prompts", "cte")
-MAX_RUN_NAME_BYTES = 128
-"""A run name is a directory name; file systems stop at 255 bytes, and paths get long."""
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 """Far above any completion (a 128K-token answer is under 1 MB of JSON), far below trouble."""
-
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_VENDOR_KEY = re.compile(r"sk-|AIza[0-9A-Za-z_\-]{20}|(AKIA|ASIA)[0-9A-Z]{16}\Z")
 
 
 @dataclass(frozen=True)
@@ -189,7 +183,7 @@ def load_config(
     top.only({"run", "models", "benchmarks"})
     run = _Section(path, "run", top.require("run", dict))
     run.only({"name", "runs_dir", "budget_usd"})
-    name = _run_name(path, run.require("name", str))
+    name = check_run_name(path, run.require("name", str))
     runs_dir = Path(_printable(run, "runs_dir", run.get("runs_dir", str, "runs")))
     models = _models(path, top.require("models", list))
     benchmarks = _benchmarks(path, top.require("benchmarks", list), base)
@@ -204,53 +198,12 @@ def load_config(
     )
 
 
-def _run_name(path: Path, name: str) -> str:
-    if not name or name.startswith(".") or "/" in name or "\\" in name or not name.isprintable():
-        raise ConfigError(
-            path,
-            "run.name",
-            "must be a plain directory name: printable characters, no / or \\, "
-            "not starting with '.'",
-        )
-    size = len(name.encode("utf-8"))
-    if size > MAX_RUN_NAME_BYTES:
-        raise ConfigError(
-            path,
-            "run.name",
-            f"is {size} bytes long; at most {MAX_RUN_NAME_BYTES} (it names a directory)",
-        )
-    return name
-
-
 def _printable(sec: _Section, name: str, value: str) -> str:
     if not value.isprintable():
         raise ConfigError(
             sec.path, sec.key(name), "holds control characters (NUL, tab, newline, ...)"
         )
     return value
-
-
-def check_runs_dir(config: SweepConfig) -> None:
-    """That the run directory is, or can be made, a writable directory (at plan time)."""
-    probe = config.run_dir
-    while not probe.exists() and probe.parent != probe:
-        probe = probe.parent
-    if not probe.is_dir():
-        raise ConfigError(config.path, "run.runs_dir", f"{probe} is a file, not a directory")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise ConfigError(config.path, "run.runs_dir", f"{probe} is not writable")
-
-
-def make_run_dir(config: SweepConfig) -> Path:
-    """Create the run directory, or say in one line why it cannot be."""
-    check_runs_dir(config)
-    try:
-        config.run_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(
-            config.path, "run.runs_dir", f"cannot create {config.run_dir}: {exc.strerror or exc}"
-        ) from None
-    return config.run_dir
 
 
 _MODEL_KEYS = {
@@ -310,8 +263,12 @@ def _model(sec: _Section) -> ModelConfig:
         key=key,
         provider=provider,
         model=model,
-        base_url=_base_url(sec, provider, sec.get("base_url", str, base_url)),
-        api_key_env=_key_env(sec, sec.get("api_key_env", str, key_env)),
+        base_url=check_base_url(
+            sec.path, sec.key("base_url"), provider, sec.get("base_url", str, base_url)
+        ),
+        api_key_env=check_key_env(
+            sec.path, sec.key("api_key_env"), sec.get("api_key_env", str, key_env)
+        ),
         params=_params(sec, provider),
         limits=_limits(_Section(sec.path, sec.key("limits"), sec.get("limits", dict, {}))),
         reasoning=reasoning,
@@ -325,61 +282,6 @@ def _provider_defaults(sec: _Section, provider: str) -> tuple[str, str | None]:
         return "", None
     preset = _preset(sec, provider)
     return preset.base_url or "", preset.api_key_env
-
-
-def _base_url(sec: _Section, provider: str, url: str) -> str:
-    """An http(s) URL without credentials, query or fragment. The URL is never quoted back: it
-    may hold a password."""
-    if provider == "baseline" or (provider == "bedrock" and not url):
-        return url
-    key = sec.key("base_url")
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a port out of range
-    except ValueError:
-        raise ConfigError(sec.path, key, "is not a valid URL") from None
-    if "@" in parts.netloc:
-        raise ConfigError(
-            sec.path,
-            key,
-            "holds credentials (user:password@host); a URL ends up in logs and error messages, "
-            "so remove them and put the key in the variable named by api_key_env",
-        )
-    if parts.scheme not in ("http", "https") or not parts.hostname or not url.isprintable():
-        raise ConfigError(sec.path, key, "must be an http:// or https:// URL with a host")
-    if parts.query or parts.fragment or url.rstrip().endswith("?"):
-        raise ConfigError(
-            sec.path,
-            key,
-            "must not carry a query or fragment: the API path is appended to it, and a key "
-            "in a URL ends up in logs (use api_key_env)",
-        )
-    return url
-
-
-def _key_env(sec: _Section, name: str | None) -> str | None:
-    """The NAME of a variable. A pasted key is refused without quoting any of it."""
-    if name is None or (_ENV_NAME.fullmatch(name) and not _looks_like_key(name)):
-        return name
-    if _looks_like_key(name):
-        reason = "looks like an API key, not the name of an environment variable"
-    else:
-        reason = "is not an environment variable name (letters, digits and _)"
-    raise ConfigError(
-        sec.path,
-        sec.key("api_key_env"),
-        f"{reason} (its value is not shown); put the key in a variable "
-        '(export MY_API_KEY=...) and set api_key_env = "MY_API_KEY"',
-    )
-
-
-def _looks_like_key(value: str) -> bool:
-    """A vendor key prefix, or a long run mixing lower case, upper case and digits (variable
-    names are conventionally upper case)."""
-    if _VENDOR_KEY.match(value):
-        return True
-    kinds = (str.islower, str.isupper, str.isdigit)
-    return len(value) >= 24 and all(any(kind(c) for c in value) for kind in kinds)
 
 
 def _params(sec: _Section, provider: str) -> dict[str, Any]:

@@ -17,7 +17,8 @@ from typing import TextIO
 from evaltally.adapters.base import Endpoint, HttpAdapter, OfflineAdapter
 from evaltally.audit import audit_run
 from evaltally.benchmarks.registry import load_benchmarks
-from evaltally.config import ModelConfig, SweepConfig, load_config, make_run_dir, read_api_keys
+from evaltally.config import ModelConfig, SweepConfig, load_config, read_api_keys
+from evaltally.config_checks import make_run_dir
 from evaltally.errors import CredentialError, LedgerError
 from evaltally.ledger import Ledger
 from evaltally.plan import iter_plan
