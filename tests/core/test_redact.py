@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import base64
 import io
+import subprocess
+import sys
 from urllib.parse import quote
 
 import pytest
@@ -80,3 +82,27 @@ def test_a_redacting_stream_cleans_every_write() -> None:
 @pytest.mark.parametrize("style", REASONING_STYLES)
 def test_every_known_param_has_a_type(kind: str, style: str) -> None:
     assert known_params(kind, style) <= set(PARAM_TYPES)
+
+
+def test_tally_redacts_what_it_prints_including_tracebacks() -> None:
+    # An unexpected crash whose message holds a key: `tally`'s entry point wraps stdout and
+    # stderr, so even the traceback comes out redacted. `app` is replaced only to crash on cue.
+    script = (
+        "import evaltally.cli as cli\n"
+        "from evaltally import redact\n"
+        f"redact.remember({TOKEN!r})\n"
+        "def crash():\n"
+        f"    print('plain print of', {TOKEN!r})\n"
+        f"    raise RuntimeError('unexpected, holding ' + {TOKEN!r})\n"
+        "cli.app = crash\n"
+        "cli.main()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 1
+    assert "Traceback" in result.stderr and "RuntimeError: unexpected, holding [redacted]" in (
+        result.stderr
+    )
+    assert result.stdout == "plain print of [redacted]\n"
+    assert TOKEN not in result.stderr
