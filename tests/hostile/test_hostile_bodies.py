@@ -129,3 +129,13 @@ def test_a_run_against_a_bomb_fails_each_call_once_and_ends(tmp_path: Path, bomb
     assert result.stderr.count("response_too_large") == 4
     ledger = tmp_path / "runs" / "hostile" / "ledger.sqlite"
     assert ledger.stat().st_size < 10 * MIB
+
+
+async def test_a_request_aiohttp_cannot_send_fails_without_a_retry() -> None:
+    transport = AiohttpTransport()
+    try:
+        with pytest.raises(TransportFailure) as info:
+            await transport.send(HttpRequest("POST", "http://[::1/v1", b"{}"), 5.0, LIMIT)
+    finally:
+        await transport.close()
+    assert (info.value.error_class, info.value.retry) == ("bad_request", False)
