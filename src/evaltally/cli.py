@@ -15,14 +15,16 @@ import shlex
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar, cast
 
 import orjson
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from evaltally.errors import EvaltallyError
+from evaltally.redact import RedactingStream
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -38,10 +40,19 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
-err = Console(stderr=True, soft_wrap=True)
+# Markup off: provider messages, model keys (`gpt-4o[t=0]`) and item ids are printed as text,
+# never interpreted; the few styled labels are built as Text (`_labelled`).
+out = Console(
+    soft_wrap=True, width=None if sys.stdout.isatty() else 200, markup=False, highlight=False
+)
+err = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)
 
 T = TypeVar("T")
+
+
+def _labelled(label: str, style: str, text: str) -> Text:
+    """`label` styled, then untrusted `text` as plain text."""
+    return Text.assemble((label, style), text)
 
 
 def _guard(fn: Callable[[], T]) -> T:
@@ -49,7 +60,7 @@ def _guard(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except EvaltallyError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        err.print(_labelled("error: ", "bold red", str(exc)))
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         err.print("interrupted; continue with `tally resume RUN`")
@@ -67,10 +78,12 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
     def go() -> None:
         from evaltally.benchmarks.registry import load_benchmarks
         from evaltally.config import load_config
+        from evaltally.config_checks import check_runs_dir
         from evaltally.plan import summarize_plan
         from evaltally.records import SUBJECT
 
         cfg = load_config(config)
+        check_runs_dir(cfg)
         summary = summarize_plan(cfg, load_benchmarks(cfg))
         prices = {m.key: m.price for m in cfg.models}
         table = Table(title=f"plan for {cfg.name} -> {cfg.run_dir}")
@@ -112,12 +125,12 @@ def _run(load: Callable[[], Any], budget: float | None) -> None:
         cfg = load()
         result = asyncio.run(run_session(cfg, command=_command_line(), budget_usd=budget))
         for line in result.failures[:MAX_LISTED_FAILURES]:
-            err.print(f"failed: {line}", highlight=False, markup=False)
+            err.print(f"failed: {line}")
         if len(result.failures) > MAX_LISTED_FAILURES:
             more = len(result.failures) - MAX_LISTED_FAILURES
             err.print(f"... and {more} more failed calls (reasons in `tally export`)")
         for line in result.mismatches:
-            err.print(f"[yellow]warning:[/] {line}", highlight=False)
+            err.print(_labelled("warning: ", "yellow", line))
         lines = [f"run directory: {result.run_dir}"]
         lines.append(
             f"planned calls: {result.planned:,} ({result.added:,} new this session); "
@@ -134,7 +147,7 @@ def _run(load: Callable[[], Any], budget: float | None) -> None:
         if result.verified:
             lines.append("  verified this session: " + _verdict_counts(result.verified))
         for line in lines:
-            out.print(line, highlight=False)
+            out.print(line)
         if not result.complete:
             err.print(f"incomplete: continue with `tally resume {result.run_dir}`")
             return EXIT_INCOMPLETE
@@ -187,7 +200,7 @@ def status(
         _print_status(data)
         for a in audits:
             if a.flagged:
-                err.print(f"[bold yellow]reasoning audit:[/] {a.message()}", highlight=False)
+                err.print(_labelled("reasoning audit: ", "bold yellow", a.message()))
 
     _guard(go)
 
@@ -214,7 +227,6 @@ def _print_status(data: dict[str, Any]) -> None:
         f"sessions: {data['sessions']}; attempts: {data['attempts']} "
         f"(retried {data['retried_attempts']}, interrupted {data['interrupted_attempts']})"
         + (f"; live: {live}" if live else ""),
-        highlight=False,
     )
 
 
@@ -243,7 +255,7 @@ def export(
         from evaltally.ledger import export_run
 
         n = export_run(run_dir, output, enrich=_export_enricher(run_dir))
-        out.print(f"wrote {n:,} rows to {output}", highlight=False)
+        out.print(f"wrote {n:,} rows to {output}")
 
     _guard(go)
 
@@ -257,12 +269,12 @@ def verify(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
 
         report = verify_run(run_dir)
         for note in report.notes:
-            out.print(f"note: {note}", highlight=False, markup=False)
+            out.print(f"note: {note}")
         if report.ok:
-            out.print(f"{run_dir}: ledger verified, no violations", highlight=False)
+            out.print(f"{run_dir}: ledger verified, no violations")
             return EXIT_OK
         for problem in report.violations:
-            err.print(f"violation: {problem}", highlight=False, markup=False)
+            err.print(f"violation: {problem}")
         return EXIT_VERIFY_FAILED
 
     raise typer.Exit(_guard(go))
@@ -277,9 +289,9 @@ def _print_report(result: Any) -> None:
         for table in section.tables:
             out.print(to_rich(table))
     for line in result.audit:
-        err.print(f"reasoning audit: {line}", highlight=False, markup=False)
+        err.print(f"reasoning audit: {line}")
     for path in result.files:
-        out.print(f"wrote {path}", highlight=False)
+        out.print(f"wrote {path}")
 
 
 @app.command()
@@ -385,4 +397,7 @@ _mount_subcommands()
 
 
 def main() -> None:
+    # Everything this process prints, tracebacks included, passes redaction (evaltally.redact).
+    sys.stdout = cast(TextIO, RedactingStream(sys.stdout))
+    sys.stderr = cast(TextIO, RedactingStream(sys.stderr))
     app()

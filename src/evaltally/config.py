@@ -7,6 +7,7 @@ in DESIGN.md's "Config shape"; `docs/config.md` describes each one.
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from collections.abc import Callable, Mapping
@@ -14,10 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaltally import redact
+from evaltally.config_checks import check_base_url, check_key_env, check_run_name
 from evaltally.errors import ConfigError, CredentialError
 
 ON_FAILED_STEP = ("block", "continue")
 REASONING_CHOICES = ("off", "on", "default")
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+"""Far above any completion (a 128K-token answer is under 1 MB of JSON), far below trouble."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,7 @@ class Limits:
     rpm: float | None = None
     tpm: float | None = None
     timeout_s: float = 120.0
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     max_attempts: int = 6
     breaker_threshold: int = 8
     breaker_cooldown_s: float = 20.0
@@ -149,8 +155,15 @@ class _Section:
             raise ConfigError(self.path, self.key(name), "is required")
         return self.get(name, types)
 
-    def positive(self, name: str, types: type | tuple[type, ...], default: Any) -> Any:
+    def number(self, name: str, types: type | tuple[type, ...], default: Any) -> Any:
+        """A number that is finite: TOML's inf and nan are never a sensible setting."""
         value = self.get(name, types, default)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(self.path, self.key(name), f"must be a finite number, got {value}")
+        return value
+
+    def positive(self, name: str, types: type | tuple[type, ...], default: Any) -> Any:
+        value = self.number(name, types, default)
         if value is not None and value <= 0:
             raise ConfigError(self.path, self.key(name), f"must be > 0, got {value}")
         return value
@@ -183,6 +196,10 @@ def load_config(
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(path, "", f"cannot read the config: {exc.strerror or exc}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                path, "", f"not UTF-8 text (byte {exc.start}); save the file as UTF-8"
+            ) from None
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -192,10 +209,8 @@ def load_config(
     top.only({"run", "models", "benchmarks"})
     run = _Section(path, "run", top.require("run", dict))
     run.only({"name", "runs_dir", "budget_usd"})
-    name = run.require("name", str)
-    if not name or "/" in name or name.startswith("."):
-        raise ConfigError(path, "run.name", "must be a plain directory name")
-    runs_dir = Path(run.get("runs_dir", str, "runs"))
+    name = check_run_name(path, run.require("name", str))
+    runs_dir = Path(_printable(run, "runs_dir", run.get("runs_dir", str, "runs")))
     models = _models(path, top.require("models", list))
     benchmarks = _benchmarks(path, top.require("benchmarks", list), base, models)
     return SweepConfig(
@@ -209,6 +224,14 @@ def load_config(
     )
 
 
+def _printable(sec: _Section, name: str, value: str) -> str:
+    if not value.isprintable():
+        raise ConfigError(
+            sec.path, sec.key(name), "holds control characters (NUL, tab, newline, ...)"
+        )
+    return value
+
+
 _MODEL_KEYS = {
     "key",
     "provider",
@@ -216,6 +239,7 @@ _MODEL_KEYS = {
     "base_url",
     "api_key_env",
     "params",
+    "passthrough",
     "limits",
     "reasoning",
     "price",
@@ -244,7 +268,7 @@ def _models(path: Path, items: list[Any]) -> tuple[ModelConfig, ...]:
 
 def _model(sec: _Section) -> ModelConfig:
     provider = sec.require("provider", str)
-    key = sec.require("key", str)
+    key = _printable(sec, "key", sec.require("key", str))
     model = sec.get("model", str, key if provider == "baseline" else None)
     if model is None:
         raise ConfigError(sec.path, sec.key("model"), "is required")
@@ -254,7 +278,6 @@ def _model(sec: _Section) -> ModelConfig:
         raise ConfigError(
             sec.path, sec.key("reasoning"), f"must be one of {', '.join(REASONING_CHOICES)}"
         )
-    params = sec.get("params", dict, {})
     extra = {"region": sec.get("region", str)} if "region" in sec.data else {}
     effort = _nonempty(sec, "reasoning_effort")
     budget = sec.positive("reasoning_budget", int, None)
@@ -262,9 +285,13 @@ def _model(sec: _Section) -> ModelConfig:
         key=key,
         provider=provider,
         model=model,
-        base_url=sec.get("base_url", str, base_url),
-        api_key_env=sec.get("api_key_env", str, key_env),
-        params=params,
+        base_url=check_base_url(
+            sec.path, sec.key("base_url"), provider, sec.get("base_url", str, base_url)
+        ),
+        api_key_env=check_key_env(
+            sec.path, sec.key("api_key_env"), sec.get("api_key_env", str, key_env)
+        ),
+        params=_params(sec, provider),
         limits=_limits(_Section(sec.path, sec.key("limits"), sec.get("limits", dict, {}))),
         reasoning=reasoning,
         price=_price(sec) or _default_price(sec, provider, model),
@@ -307,6 +334,32 @@ def _provider_defaults(sec: _Section, provider: str) -> tuple[str, str | None]:
     return preset.base_url or "", preset.api_key_env
 
 
+def _params(sec: _Section, provider: str) -> dict[str, Any]:
+    """[models.params] checked against the adapter's known parameters, with
+    [models.passthrough] (sent unchecked) merged in: one request body, one identity."""
+    from evaltally.adapters.params import non_finite, param_problem
+
+    params: dict[str, Any] = sec.get("params", dict, {})
+    passthrough: dict[str, Any] = sec.get("passthrough", dict, {})
+    for table, values in (("params", params), ("passthrough", passthrough)):
+        for name, value in values.items():
+            if non_finite(value):
+                raise ConfigError(
+                    sec.path, sec.key(f"{table}.{name}"), "holds inf or nan, which no API accepts"
+                )
+    if provider != "baseline":
+        preset = _preset(sec, provider)
+        for name, value in params.items():
+            problem = param_problem(preset.kind, preset.reasoning_style, name, value)
+            if problem:
+                raise ConfigError(sec.path, sec.key(f"params.{name}"), problem)
+    for name in sorted(set(params) & set(passthrough)):
+        raise ConfigError(
+            sec.path, sec.key(f"passthrough.{name}"), "is also set in [models.params]"
+        )
+    return {**params, **passthrough}
+
+
 def _preset(sec: _Section, provider: str) -> Any:
     from evaltally.adapters import resolve_provider
     from evaltally.errors import EvaltallyError
@@ -335,6 +388,7 @@ def _limits(sec: _Section) -> Limits:
         rpm=sec.positive("rpm", NUMBER, d.rpm),
         tpm=sec.positive("tpm", NUMBER, d.tpm),
         timeout_s=sec.positive("timeout_s", NUMBER, d.timeout_s),
+        max_response_bytes=sec.positive("max_response_bytes", int, d.max_response_bytes),
         max_attempts=sec.positive("max_attempts", int, d.max_attempts),
         breaker_threshold=sec.positive("breaker_threshold", int, d.breaker_threshold),
         breaker_cooldown_s=sec.positive("breaker_cooldown_s", NUMBER, d.breaker_cooldown_s),
@@ -349,10 +403,14 @@ def _price(sec: _Section) -> Price | None:
         return None
     p = _Section(sec.path, sec.key("price"), raw)
     p.only({"input_per_mtok", "output_per_mtok"})
-    return Price(
-        input_per_mtok=float(p.require("input_per_mtok", NUMBER)),
-        output_per_mtok=float(p.require("output_per_mtok", NUMBER)),
-    )
+    prices = []
+    for name in ("input_per_mtok", "output_per_mtok"):
+        p.require(name, NUMBER)
+        value = float(p.number(name, NUMBER, None))
+        if value < 0:
+            raise ConfigError(sec.path, p.key(name), f"must be >= 0, got {value}")
+        prices.append(value)
+    return Price(input_per_mtok=prices[0], output_per_mtok=prices[1])
 
 
 def _benchmarks(
@@ -417,18 +475,29 @@ def read_api_keys(config: SweepConfig, env: Mapping[str, str] | None = None) -> 
     env = os.environ if env is None else env
     keys: dict[str, str] = {}
     missing: list[str] = []
+    garbled: list[str] = []
     for m in config.models:
         if not m.api_key_env:
             continue
         value = env.get(m.api_key_env, "")
-        if value:
-            keys[m.key] = value
-        else:
+        redact.remember(value)
+        redact.remember(value.strip())
+        if not value:
             missing.append(f"  model {m.key!r} needs ${m.api_key_env}")
+        elif not redact.header_safe(value):
+            garbled.append(f"  model {m.key!r}: ${m.api_key_env}")
+        else:
+            keys[m.key] = value
     if missing:
         raise CredentialError(
             f"{config.path}: API key variables are not set:\n"
             + "\n".join(missing)
             + "\nexport them (or set api_key_env to the variable that holds each key)."
+        )
+    if garbled:
+        raise CredentialError(
+            f"{config.path}: API key variables hold whitespace or control characters "
+            "(a trailing \\r from a file saved on Windows? quotes?); values not shown:\n"
+            + "\n".join(garbled)
         )
     return keys

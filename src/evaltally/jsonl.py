@@ -1,5 +1,9 @@
 """Reading JSON Lines input (items, scenarios, exports, scripted answers) with errors that name
-the file and the line. Gzip-compressed files (`.gz`) are read transparently."""
+the file and the line. Gzip-compressed files (`.gz`) are read transparently.
+
+A line is read only up to `max_line_bytes`: a file without line breaks (a pretty-printed JSON
+array, a binary file, a gzip bomb) fails at its first line instead of being read until the
+machine runs out of memory."""
 
 from __future__ import annotations
 
@@ -14,6 +18,9 @@ from evaltally.errors import DataError
 
 T = TypeVar("T")
 
+MAX_LINE_BYTES = 32 * 1024 * 1024
+"""Far above any item (a CTE scenario with its whole service source is about 20 KB)."""
+
 
 def _open(path: Path) -> IO[bytes]:
     if path.name.endswith(".gz"):
@@ -21,7 +28,9 @@ def _open(path: Path) -> IO[bytes]:
     return path.open("rb")
 
 
-def read_jsonl(path: Path, what: str = "file") -> Iterator[tuple[int, Any]]:
+def read_jsonl(
+    path: Path, what: str = "file", *, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, Any]]:
     """(line number, decoded value) for every non-blank line; `what` names the file's role in
     error messages ("items file", "export", ...). Lines starting with `#` are comments."""
     try:
@@ -30,7 +39,13 @@ def read_jsonl(path: Path, what: str = "file") -> Iterator[tuple[int, Any]]:
         raise DataError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from exc
     try:
         with fh:
-            for lineno, line in enumerate(fh, 1):
+            for lineno, line in enumerate(_lines(fh, max_line_bytes), 1):
+                if line is None:
+                    raise DataError(
+                        f"{path}:{lineno}: line longer than {max_line_bytes:,} bytes; each "
+                        f"record of the {what} must be one line of JSON (a file without line "
+                        "breaks?)"
+                    )
                 stripped = line.strip()
                 if not stripped or stripped.startswith(b"#"):
                     continue
@@ -40,6 +55,12 @@ def read_jsonl(path: Path, what: str = "file") -> Iterator[tuple[int, Any]]:
                     raise DataError(f"{path}:{lineno}: not valid JSON ({exc})") from None
     except (OSError, EOFError) as exc:
         raise DataError(f"{path}: cannot read the {what}: {exc}") from exc
+
+
+def _lines(fh: IO[bytes], limit: int) -> Iterator[bytes | None]:
+    """The lines of `fh`, each read with a bounded buffer; None for a line over `limit`."""
+    while line := fh.readline(limit + 1):
+        yield None if len(line.rstrip(b"\n")) > limit else line
 
 
 def read_objects(path: Path, what: str = "file") -> Iterator[tuple[int, dict[str, Any]]]:

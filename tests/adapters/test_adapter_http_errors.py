@@ -12,10 +12,10 @@ from evaltally.adapters.http_errors import (
     action_for_status,
     bad_body,
     classify_status,
-    redact,
     retry_after_seconds,
 )
 from evaltally.records import ErrorAction
+from evaltally.redact import redact_message
 
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=UTC)
 
@@ -154,12 +154,12 @@ def test_auth_failure_names_the_key_variable_but_not_the_key() -> None:
     ],
 )
 def test_redact_removes_key_shaped_strings(secret: str) -> None:
-    assert secret not in redact(f"key {secret} rejected")
+    assert secret not in redact_message(f"key {secret} rejected")
 
 
 def test_redact_keeps_ordinary_messages() -> None:
     text = "This model's maximum context length is 8192 tokens."
-    assert redact(text) == text
+    assert redact_message(text) == text
 
 
 def test_long_messages_are_clipped() -> None:

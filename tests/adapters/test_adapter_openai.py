@@ -169,16 +169,47 @@ def test_deepseek_cache_hits_and_reasoning_content() -> None:
 @pytest.mark.parametrize(
     ("content", "text"),
     [
-        (None, ""),
         ([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "ab"),
         ([{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "ok"}], "ok"),
     ],
 )
-def test_content_null_or_list(content: Any, text: str) -> None:
+def test_content_as_a_list_of_parts(content: Any, text: str) -> None:
     body = {"choices": [{"message": {"role": "assistant", "content": content}}]}
     result = OpenAIAdapter().parse_response(response(body))
     assert isinstance(result, Completion)
     assert result.text == text
+
+
+def test_null_content_without_a_reason_is_a_bad_body_not_an_answer() -> None:
+    body = {
+        "choices": [{"message": {"role": "assistant", "content": None}, "finish_reason": "stop"}]
+    }
+    result = OpenAIAdapter().parse_response(response(body))
+    assert isinstance(result, AttemptError)
+    assert result.error_class == "bad_body"
+    assert result.action is ErrorAction.RETRY
+    assert "content is null" in result.detail
+
+
+@pytest.mark.parametrize(
+    ("message", "finish", "expected"),
+    [
+        ({"content": None, "refusal": "I can't help with that."}, "stop", "safety:refusal"),
+        ({"content": None}, "length", "length"),
+        (
+            {"content": None, "tool_calls": [{"id": "t1", "type": "function"}]},
+            "tool_calls",
+            "tool_calls",
+        ),
+    ],
+)
+def test_null_content_with_a_reason_is_an_empty_model_outcome(
+    message: dict[str, Any], finish: str, expected: str
+) -> None:
+    body = {"choices": [{"message": {"role": "assistant", **message}, "finish_reason": finish}]}
+    result = OpenAIAdapter().parse_response(response(body))
+    assert isinstance(result, Completion)
+    assert (result.text, result.finish_reason) == ("", expected)
 
 
 def test_content_filter_is_a_model_outcome() -> None:

@@ -41,6 +41,12 @@ API_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 """Sent when params give no max_tokens (the API requires one); leaves room for a thinking budget."""
 
+KNOWN_PARAMS = frozenset(
+    {"max_tokens", "temperature", "top_p", "top_k", "stop", "stop_sequences", "metadata"}
+    | {"service_tier"}
+)
+"""Messages API fields checked at config time (adapters/params.py)."""
+
 FINISH_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",

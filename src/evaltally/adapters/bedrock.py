@@ -54,6 +54,9 @@ INFERENCE_PARAMS = {
     "top_p": "topP",
     "stop": "stopSequences",
 }
+KNOWN_PARAMS = frozenset(INFERENCE_PARAMS) | {"top_k"}
+"""Checked at config time (adapters/params.py); top_k, like any other model-specific field, goes
+to additionalModelRequestFields."""
 FINISH_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",

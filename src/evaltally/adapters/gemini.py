@@ -4,7 +4,8 @@ POST {base_url}/v1beta/models/{model}:generateContent with the key in the `x-goo
 header (never `?key=` in the URL: URLs end up in logs). Roles map user -> "user",
 assistant -> "model"; system messages become `systemInstruction`. Params map to
 `generationConfig` (max_tokens -> maxOutputTokens, top_p -> topP, stop -> stopSequences, ...);
-unknown params pass into generationConfig unchanged, `safetySettings` goes top-level.
+passthrough params (the config's [models.passthrough]) go into generationConfig unchanged,
+`safetySettings` goes top-level.
 
 A safety block is a MODEL OUTCOME, not an error: a candidate finishing SAFETY, RECITATION,
 BLOCKLIST, PROHIBITED_CONTENT, SPII or IMAGE_SAFETY, or a prompt with
@@ -71,6 +72,9 @@ PARAM_NAMES = {
     "response_mime_type": "responseMimeType",
 }
 TOP_LEVEL_PARAMS = {"safetySettings": "safetySettings", "safety_settings": "safetySettings"}
+KNOWN_PARAMS = frozenset(PARAM_NAMES) | frozenset(TOP_LEVEL_PARAMS)
+"""Checked at config time (adapters/params.py); generationConfig fields under their own
+camelCase names go in [models.passthrough]."""
 # ErrorInfo reasons that mean the key itself was rejected, whatever the HTTP status says.
 AUTH_REASONS = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED", "API_KEY_SERVICE_BLOCKED"})
 ROLES = {"user": "user", "assistant": "model", "model": "model"}

@@ -6,16 +6,17 @@ The decision table (DESIGN.md, "Attempts"):
     400, 404, 413, 422, any other 4xx               FAIL_CALL  (the same bytes fail again)
     401, 403                                        STOP_LANE  (every call of the lane would fail)
     2xx whose body is not the expected shape        RETRY      error_class "bad_body"
-    anything else (1xx, 3xx)                        FAIL_CALL
+    3xx (redirects are never followed)              FAIL_CALL  (detail names the Location)
+    anything else (1xx)                             FAIL_CALL
 
 error_class is "http_<status>" (or "bad_body"); the provider's own error type, when it has one,
-leads `detail`. Details never carry credentials: provider messages are passed through `redact`,
-because some providers echo part of a rejected key.
+leads `detail`. Details never carry credentials: the transport already removed every known key
+value, and provider messages also pass through `redact_message`, because some providers echo
+part of a rejected key.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -25,6 +26,7 @@ import orjson
 
 from evaltally.adapters.ratelimit_headers import any_snapshot, parse_duration
 from evaltally.records import AttemptError, ErrorAction
+from evaltally.redact import redact_message
 
 MAX_RETRY_AFTER_S = 600.0
 """Cap on a server-requested wait. The whole lane pauses for it, so a bogus or daily-quota
@@ -40,17 +42,6 @@ BODY_PREFIX_CHARS = 120
 RETRY_STATUSES = frozenset({408, 409, 429, 529})
 FAIL_STATUSES = frozenset({400, 404, 413, 422})
 STOP_STATUSES = frozenset({401, 403})
-
-# Things that look like credentials: vendor key prefixes and long opaque tokens.
-_SECRET = re.compile(
-    r"(sk-[A-Za-z0-9_\-\*\.]{6,}|AKIA[0-9A-Z]{12,}|ASIA[0-9A-Z]{12,}|AIza[0-9A-Za-z_\-]{20,}"
-    r"|[A-Za-z0-9_\-\+/=]{32,})"
-)
-
-
-def redact(text: str) -> str:
-    """`text` with anything shaped like an API key or token replaced by "[redacted]"."""
-    return _SECRET.sub("[redacted]", text)
 
 
 def action_for_status(status: int) -> ErrorAction:
@@ -82,7 +73,14 @@ def classify_status(
     """
     action = ErrorAction.STOP_LANE if auth_failure else action_for_status(status)
     parts = [f"[{error_type}]"] if error_type else []
-    parts.append(_clip(redact(message)) if message else f"HTTP {status}")
+    parts.append(_clip(redact_message(message)) if message else f"HTTP {status}")
+    if 300 <= status <= 399:
+        location = headers.get("location")
+        target = repr(_clip(redact_message(location))) if location else "an unnamed place"
+        parts.append(
+            f"(redirected to {target}; redirects are never followed, so no credential leaves "
+            "the configured origin: set base_url to the final address)"
+        )
     if action is ErrorAction.STOP_LANE:
         where = key_env or "the variable named by api_key_env"
         parts.append(f"(credentials rejected: check {where} and the account's access)")
@@ -106,7 +104,7 @@ def bad_body(body: bytes, reason: str, status: int | None = 200) -> AttemptError
     return AttemptError(
         action=ErrorAction.RETRY,
         error_class="bad_body",
-        detail=f"{reason}; body starts: {redact(prefix)!r}",
+        detail=f"{reason}; body starts: {redact_message(prefix)!r}",
         status=status,
     )
 

@@ -5,9 +5,13 @@ has no key: local vLLM, Ollama, llama.cpp). `endpoint.params` pass through as bo
 (temperature, max_tokens, top_p, seed, stop, ...), after the preset's reasoning switch, so an
 explicit param always wins.
 
-Response reading is lenient in the ways compatible servers differ (`message.content` null or a
-list of parts; reasoning as `reasoning_content` or `reasoning`; DeepSeek's
-`prompt_cache_hit_tokens`) and strict about the shape: no `choices[0].message` means bad_body.
+Response reading is lenient in the ways compatible servers differ (`message.content` a list of
+parts; reasoning as `reasoning_content` or `reasoning`; DeepSeek's `prompt_cache_hit_tokens`)
+and strict about the shape: no `choices[0].message` means bad_body. A `content` of null is an
+answer only when the message says why it is empty (a `refusal`, which becomes finish reason
+"safety:refusal"; `tool_calls`; finish reason "length", the budget spent on reasoning, or
+"content_filter"); otherwise the server produced nothing, and the attempt is bad_body (retried,
+then failed).
 """
 
 from __future__ import annotations
@@ -42,6 +46,32 @@ FINISH_REASONS = {
     "tool_calls": "tool_calls",
 }
 
+KNOWN_PARAMS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "max_completion_tokens",
+        "stop",
+        "seed",
+        "n",
+        "presence_penalty",
+        "frequency_penalty",
+        "logit_bias",
+        "logprobs",
+        "top_logprobs",
+        "response_format",
+        "reasoning_effort",
+        "verbosity",
+        "service_tier",
+        "user",
+        "store",
+        "metadata",
+    }
+)
+"""Chat-completions body fields checked at config time (adapters/params.py); every one passes
+through as a body field."""
+
 _REASONING_PART_TYPES = frozenset({"reasoning", "thinking"})
 
 
@@ -72,9 +102,19 @@ class OpenAIAdapter(WireAdapter):
         if not isinstance(message, dict):
             return bad_body(response.body, "no choices[0].message", response.status)
         text, reasoning_text = _content_text(message)
+        finish = normalize_finish(choice.get("finish_reason"), FINISH_REASONS)
+        if message.get("content") is None:
+            if isinstance(message.get("refusal"), str):
+                finish = "safety:refusal"
+            elif not (message.get("tool_calls") or _explains_empty(finish)):
+                return bad_body(
+                    response.body,
+                    "choices[0].message.content is null: no answer, no refusal, no tool call",
+                    response.status,
+                )
         return Completion(
             text=text,
-            finish_reason=normalize_finish(choice.get("finish_reason"), FINISH_REASONS),
+            finish_reason=finish,
             usage=_usage(as_dict(data.get("usage")), reasoning_text),
             request_id=header_or(response.headers, "x-request-id", data.get("id")),
         )
@@ -104,6 +144,11 @@ class OpenAIAdapter(WireAdapter):
             message=as_str(error.get("message")),
         )
         return replace(classified, error_class=f"provider_{code}", status=response.status)
+
+
+def _explains_empty(finish: str | None) -> bool:
+    """A finish reason under which an answer may be empty: the budget ran out, a safety stop."""
+    return finish == "length" or (finish or "").startswith("safety:")
 
 
 def _error_type(error: dict[str, Any]) -> str | None:

@@ -74,6 +74,18 @@ def reasoning_params(style: str, extra: Mapping[str, Any]) -> dict[str, Any]:
     return _on(style, effort, budget)
 
 
+def switch_fields(style: str) -> frozenset[str]:
+    """The parameter names a style's switch sets, so a config may set them itself (an explicit
+    param wins over the switch). Bedrock's switch goes inside additionalModelRequestFields, where
+    its adapter also puts every param that is not an inference setting."""
+    if style not in REASONING_STYLES or style == "none":
+        return frozenset()
+    fields: set[str] = set()
+    for body in (_off(style), _on(style, DEFAULT_EFFORT, DEFAULT_THINKING_BUDGET)):
+        fields |= set(body.get("additionalModelRequestFields", body))
+    return frozenset(fields)
+
+
 def _effort(extra: Mapping[str, Any]) -> str | None:
     effort = extra.get("reasoning_effort")
     if effort is not None and not isinstance(effort, str):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from urllib.parse import quote, unquote, urlsplit
 
+from evaltally import redact
 from evaltally.adapters.base import HttpRequest
 from evaltally.errors import CredentialError
 
@@ -48,12 +49,22 @@ class AwsCredentials:
 
 
 def credentials_from_env(env: Mapping[str, str]) -> AwsCredentials:
-    """Credentials from the standard variables; a missing one is named (its value never is)."""
-    missing = [name for name in (ACCESS_KEY_ENV, SECRET_KEY_ENV) if not env.get(name)]
+    """Credentials from the standard variables; a missing or garbled one is named (its value
+    never is). Every value read is remembered for redaction (evaltally.redact)."""
+    names = (ACCESS_KEY_ENV, SECRET_KEY_ENV, SESSION_TOKEN_ENV)
+    for name in names:
+        redact.remember(env.get(name, ""))
+    missing = [name for name in names[:2] if not env.get(name)]
     if missing:
         raise CredentialError(
             f"AWS credentials incomplete: set {' and '.join(missing)} "
             f"(and {SESSION_TOKEN_ENV} for temporary credentials)"
+        )
+    garbled = [name for name in names if not redact.header_safe(env.get(name, ""))]
+    if garbled:
+        raise CredentialError(
+            f"{', '.join(garbled)} hold whitespace or control characters (a trailing \\r?); "
+            "values not shown"
         )
     return AwsCredentials(
         access_key_id=env[ACCESS_KEY_ENV],

@@ -15,6 +15,8 @@ import typer
 from evaltally.errors import EvaltallyError
 from evaltally.mockserver.config import FaultRule, MockConfig
 
+MAX_PORT = 65535
+
 
 def mock_server_command(
     host: str = typer.Option("127.0.0.1", help="Interface to bind (loopback by default)."),
@@ -50,6 +52,11 @@ def mock_server_command(
     no_auth: bool = typer.Option(False, "--no-auth", help="Do not require credentials."),
 ) -> None:
     """Run a local mock LLM provider (OpenAI, Anthropic, Gemini, Bedrock dialects)."""
+    if not 0 <= port <= MAX_PORT:
+        typer.echo(
+            f"error: --port: must be 0..{MAX_PORT} (0 picks a free one), got {port}", err=True
+        )
+        raise typer.Exit(2)
     flags: dict[str, Any] = {
         "seed": seed,
         "latency_ms": latency_ms,

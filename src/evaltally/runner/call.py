@@ -205,11 +205,12 @@ class CallExecutor:
         response: HttpResponse | None = None
         counted = False
         try:
-            sent = await self.transport.send(wire, unit.model.limits.timeout_s)
-        except TransportFailure as exc:
-            result: Completion | AttemptError = AttemptError(
-                ErrorAction.RETRY, exc.error_class, exc.detail
+            sent = await self.transport.send(
+                wire, unit.model.limits.timeout_s, unit.model.limits.max_response_bytes
             )
+        except TransportFailure as exc:
+            action = ErrorAction.RETRY if exc.retry else ErrorAction.FAIL_CALL
+            result: Completion | AttemptError = AttemptError(action, exc.error_class, exc.detail)
         else:
             response = sent
             snapshot = adapter.rate_limits(sent)
@@ -297,14 +298,22 @@ def _parsed(
         "latency_ms": latency_ms,
         "request_hash": rhash,
     }
-    try:
-        parsed = bench.parse(call, completion.text)
-    except Exception as exc:  # the parser's bug, not the model's answer: fail, resume re-asks
-        reason = f"benchmark {bench.label!r} parser raised {exc!r}"
-        return CallResult(Status.FAILED, reason=reason, **common)
-    if parsed.ok:
+    if not completion.text:
+        # An empty answer is never `ok`, whatever the benchmark's parser accepts: nothing was
+        # answered (a safety stop, a budget spent on reasoning); the finish reason says why.
+        parsed = None
+    else:
+        try:
+            parsed = bench.parse(call, completion.text)
+        except Exception as exc:  # the parser's bug, not the model's answer: fail, resume re-asks
+            reason = f"benchmark {bench.label!r} parser raised {exc!r}"
+            return CallResult(Status.FAILED, reason=reason, **common)
+    if parsed is not None and parsed.ok:
         return CallResult(Status.OK, parsed=parsed.value, parse_path=parsed.path, **common)
-    reason = parsed.error or "answer did not parse"
+    if parsed is None:
+        reason = f"empty answer (finish reason: {completion.finish_reason or 'none given'})"
+    else:
+        reason = parsed.error or "answer did not parse"
     if completion.finish_reason and completion.finish_reason.startswith("safety"):
         reason = f"blocked by the provider ({completion.finish_reason}); {reason}"
     return CallResult(Status.PARSE_ERROR, reason=reason, **common)

@@ -101,7 +101,8 @@ class ProgressReporter:
             await self._log()
 
     async def _live(self) -> None:
-        console = Console(file=self.stream)
+        # Markup off: lane names are model keys, user text (`gpt-4o[t=0]`).
+        console = Console(file=self.stream, markup=False, highlight=False)
         with Live(render_table(self.lanes), console=console, refresh_per_second=4) as live:
             while not await self._tick(0.25):
                 live.update(render_table(self.lanes))

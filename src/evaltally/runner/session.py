@@ -18,6 +18,7 @@ from evaltally.audit import audit_run
 from evaltally.benchmarks.enrich import data_sources
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import SweepConfig, load_config, read_api_keys
+from evaltally.config_checks import make_run_dir
 from evaltally.errors import LedgerError
 from evaltally.ledger import Ledger
 from evaltally.plan import iter_plan
@@ -86,8 +87,7 @@ async def run_session(
     keys = read_api_keys(config, env)
     benchmarks = load_benchmarks(config)
     units = build_units(config, keys)
-    run_dir = config.run_dir
-    run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = make_run_dir(config)
     if not (run_dir / CONFIG_COPY).exists():
         # Written before the ledger exists, so a run killed while planning can be resumed.
         _keep_config_copy(config, run_dir)

@@ -2,31 +2,131 @@
 
 Foreign exceptions stop here: every aiohttp/asyncio/OS failure becomes a `TransportFailure`
 with a stable error class, so the retry logic above never sees library types.
+
+A provider is untrusted, so the wire holds three lines of defence:
+
+- redirects are never followed: a 3xx comes back as it is and fails the call, so no header
+  (API key, signature, session token) is ever sent to an origin the config did not name;
+- a body is read only up to a size limit counted on decompressed bytes as they arrive (we
+  inflate gzip/deflate ourselves, in bounded steps), so a huge answer or a compression bomb
+  fails one attempt instead of the machine's memory;
+- what comes back (body, headers, error text) is redacted (evaltally.redact) before anyone
+  above this module can store or print it.
 """
 
 from __future__ import annotations
 
+import zlib
 from typing import Protocol
 
 import aiohttp
 
 from evaltally.adapters.base import HttpRequest, HttpResponse
 from evaltally.errors import EvaltallyError
+from evaltally.redact import redact, redact_bytes
+
+READ_CHUNK_BYTES = 64 * 1024
+ACCEPT_ENCODING = "gzip, deflate"
+"""The only encodings we inflate; a server answering in another one fails the attempt."""
 
 
 class TransportFailure(EvaltallyError):
-    """No HTTP response: timeout, refused or dropped connection, broken payload."""
+    """No usable HTTP response: timeout, refused or dropped connection, broken or oversized body.
 
-    def __init__(self, error_class: str, detail: str) -> None:
+    `retry` is False when sending the same request again cannot help (the body is over the size
+    limit, the request cannot be sent as built)."""
+
+    def __init__(self, error_class: str, detail: str, *, retry: bool = True) -> None:
         self.error_class = error_class
-        self.detail = detail
-        super().__init__(f"{error_class}: {detail}")
+        # One line: library messages (a bad status line) span several, and details end up in
+        # one-line failure summaries.
+        self.detail = " ".join(redact(detail).split())
+        self.retry = retry
+        super().__init__(f"{error_class}: {self.detail}")
 
 
 class Transport(Protocol):
-    async def send(self, request: HttpRequest, timeout_s: float) -> HttpResponse: ...
+    async def send(
+        self, request: HttpRequest, timeout_s: float, max_body_bytes: int
+    ) -> HttpResponse: ...
 
     async def close(self) -> None: ...
+
+
+def too_large(limit: int, how: str) -> TransportFailure:
+    return TransportFailure(
+        "response_too_large",
+        f"response body over limits.max_response_bytes ({limit:,} bytes{how}); no completion "
+        "needs that much, so the call fails without a retry (raise the limit if this endpoint "
+        "really answers this much)",
+        retry=False,
+    )
+
+
+class _Inflater:
+    """gzip/deflate decoding whose output is capped: never more than `limit` bytes in memory."""
+
+    def __init__(self, encoding: str, limit: int) -> None:
+        self.encoding = encoding
+        self.limit = limit
+        self.produced = 0
+        self._decoder: zlib._Decompress | None = None
+
+    def _new(self, first: bytes) -> zlib._Decompress:
+        if self.encoding == "gzip":
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+        # "deflate" is meant to be zlib-wrapped, but some servers send raw deflate.
+        wrapped = len(first) >= 2 and first[0] & 0x0F == 8 and (first[0] << 8 | first[1]) % 31 == 0
+        return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+
+    def feed(self, data: bytes) -> list[bytes]:
+        out: list[bytes] = []
+        while data:
+            if self._decoder is None or (self._decoder.eof and self.encoding == "gzip"):
+                self._decoder = self._new(data)  # gzip may concatenate members
+            elif self._decoder.eof:
+                break  # bytes after the end of a deflate stream are not part of the body
+            piece = self._decoder.decompress(data, self.limit - self.produced + 1)
+            self.produced += len(piece)
+            if self.produced > self.limit:
+                raise too_large(self.limit, " after decompression")
+            out.append(piece)
+            data = self._decoder.unconsumed_tail or self._decoder.unused_data
+        return out
+
+    def finish(self) -> None:
+        if self._decoder is not None and not self._decoder.eof:
+            raise TransportFailure("payload", f"{self.encoding} response body cut off")
+
+
+async def read_bounded(resp: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The (decoded) body of `resp`, or TransportFailure once it passes `limit` bytes."""
+    encoding = resp.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("identity", "", "gzip", "deflate"):
+        raise TransportFailure(
+            "payload",
+            f"response body in content-encoding {encoding!r}; only {ACCEPT_ENCODING} was offered",
+            retry=False,
+        )
+    inflater = _Inflater(encoding, limit) if encoding in ("gzip", "deflate") else None
+    if inflater is None and (resp.content_length or 0) > limit:
+        raise too_large(limit, f"; the server announced {resp.content_length:,}")
+    parts: list[bytes] = []
+    received = 0
+    try:
+        async for chunk in resp.content.iter_chunked(READ_CHUNK_BYTES):
+            if inflater is not None:
+                parts += inflater.feed(chunk)
+                continue
+            received += len(chunk)
+            if received > limit:
+                raise too_large(limit, "")
+            parts.append(chunk)
+        if inflater is not None:
+            inflater.finish()
+    except zlib.error as exc:
+        raise TransportFailure("payload", f"corrupt {encoding} response body: {exc}") from exc
+    return b"".join(parts)
 
 
 class AiohttpTransport:
@@ -40,23 +140,34 @@ class AiohttpTransport:
             # Lanes cap concurrency themselves; the connector must not add a hidden cap.
             connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=300)
             self._session = aiohttp.ClientSession(
-                connector=connector, auto_decompress=True, raise_for_status=False
+                connector=connector,
+                auto_decompress=False,  # read_bounded inflates, within the size limit
+                raise_for_status=False,
+                # Cookies are not port-scoped: one provider on a host could plant them for another.
+                cookie_jar=aiohttp.DummyCookieJar(),
             )
         return self._session
 
-    async def send(self, request: HttpRequest, timeout_s: float) -> HttpResponse:
+    async def send(
+        self, request: HttpRequest, timeout_s: float, max_body_bytes: int
+    ) -> HttpResponse:
         session = self._get_session()
+        headers = {"accept-encoding": ACCEPT_ENCODING, **request.headers}
         try:
             async with session.request(
                 request.method,
                 request.url,
                 data=request.body,
-                headers=dict(request.headers),
+                headers=headers,
+                allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(total=timeout_s),
             ) as resp:
-                body = await resp.read()
-                headers = {k.lower(): v for k, v in resp.headers.items()}
-                return HttpResponse(status=resp.status, headers=headers, body=body)
+                body = await read_bounded(resp, max_body_bytes)
+                return HttpResponse(
+                    status=resp.status,
+                    headers={k.lower(): redact(v) for k, v in resp.headers.items()},
+                    body=redact_bytes(body),
+                )
         except TimeoutError as exc:
             raise TransportFailure(
                 "timeout", f"no complete response within {timeout_s:g}s"
@@ -67,6 +178,9 @@ class AiohttpTransport:
             raise TransportFailure("connection", f"connection dropped: {exc}") from exc
         except aiohttp.ClientConnectionError as exc:
             raise TransportFailure("connection", f"cannot connect: {exc}") from exc
+        except ValueError as exc:
+            # aiohttp refuses a request it cannot send as built (an invalid URL or header).
+            raise TransportFailure("bad_request", str(exc), retry=False) from exc
         except aiohttp.ClientError as exc:
             raise TransportFailure("client", f"{type(exc).__name__}: {exc}") from exc
 
