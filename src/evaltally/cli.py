@@ -333,9 +333,11 @@ def report(
 
 def _mount_subcommands() -> None:
     from evaltally.benchmarks.cte.cli import app as cte_app
+    from evaltally.benchmarks.dexbench.cli import app as dex_app
     from evaltally.mockserver.cli import mock_server_command
 
     app.add_typer(cte_app, name="cte", help="CTE-Bench data: fetch, verify, stats, generate")
+    app.add_typer(dex_app, name="dex", help="DexBench data: build the instances")
     app.command("mock-server")(mock_server_command)
 
 
