@@ -61,15 +61,16 @@ def _fields(raw: Mapping[str, Any], names: Sequence[str], where: str) -> list[st
     return [raw[n] for n in names]
 
 
-def _instance(
+def make_instance(
     source: str,
     source_id: str,
     entry: str,
     program: str,
-    test: programs.TestCall,
+    test: programs.Assertion,
     run: Trace,
-    known_good: str | None,
+    known_good: str | None = None,
 ) -> Instance:
+    """The instance of ``program`` from its measured ``run`` (which left a line uncovered)."""
     tree = ast.parse(program)
     target = choose_target(tree, run.uncovered)
     assert target is not None  # only programs with an uncovered line get here
@@ -116,9 +117,9 @@ async def _cruxeval(path: Path, pool: TaskPool, counts: SourceCounts) -> list[In
         counts.runs += _ran(run)
         if _usable(run):
             assert isinstance(run, Trace)
-            test = programs.TestCall(0, program.rstrip("\n").rsplit("\n", 1)[-1], inp)
+            test = programs.Assertion(0, program.rstrip("\n").rsplit("\n", 1)[-1], inp)
             entry = programs.CRUX_ENTRY_POINT
-            kept.append(_instance("cruxeval", sid, entry, program, test, run, None))
+            kept.append(make_instance("cruxeval", sid, entry, program, test, run))
     counts.kept = len(kept)
     return kept
 
@@ -150,7 +151,7 @@ async def _script_record(
     if not has_flow:
         return None
     counts.control_flow += 1
-    chosen: tuple[programs.TestCall, str, Trace] | None = None
+    chosen: tuple[programs.Assertion, str, Trace] | None = None
     for test in tests:
         program = programs.script_program(solution, test.assertion)
         run = await trace(pool, program)
@@ -169,7 +170,7 @@ async def _script_record(
     assert target is not None
     others = list(dict.fromkeys(t.input for t in tests if t.input != test.input))
     known = await _known_good(pool, program, entry, target.success_lines, others)
-    return _instance(source, sid, entry, program, test, run, known)
+    return make_instance(source, sid, entry, program, test, run, known)
 
 
 async def _scripts(source: str, path: Path, pool: TaskPool, counts: SourceCounts) -> list[Instance]:

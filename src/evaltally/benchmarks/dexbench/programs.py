@@ -82,7 +82,7 @@ def strip_solution(solution: str) -> str:
 
 
 @dataclass(frozen=True)
-class TestCall:
+class Assertion:
     """One upstream test assertion turned into the script's last line."""
 
     index: int
@@ -133,7 +133,7 @@ def _call_input(test: ast.expr, entry_point: str) -> str:
     return ", ".join(parts)
 
 
-def test_calls(test_source: str, entry_point: str) -> Iterator[TestCall]:
+def test_calls(test_source: str, entry_point: str) -> Iterator[Assertion]:
     """The test's assertions from its first ``assert candidate(`` on, in source order."""
     lines = test_source.split("\n")
     asserts = sorted(
@@ -145,7 +145,7 @@ def test_calls(test_source: str, entry_point: str) -> Iterator[TestCall]:
         started = started or lines[node.lineno - 1].strip().startswith("assert candidate(")
         if started:
             test = _Rename(entry_point).visit(node.test)
-            yield TestCall(index, _unittest_call(test), _call_input(test, entry_point))
+            yield Assertion(index, _unittest_call(test), _call_input(test, entry_point))
 
 
 def script_program(solution: str, assertion: str) -> str:
