@@ -9,7 +9,8 @@ from typing import Any
 PROTOCOL_ORDER = ("answers_revealed", "no_feedback", "free_rollout")
 
 
-def _pyplot() -> Any:
+def pyplot() -> Any:
+    """matplotlib.pyplot on the Agg backend (headless)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -25,7 +26,7 @@ def _protocols(groups: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def vm_by_index(groups: Sequence[Mapping[str, Any]], out: Path) -> Path:
     """One panel per protocol: value match by future-call position, one line per model."""
-    plt = _pyplot()
+    plt = pyplot()
     protocols = _protocols(groups)
     fig, axes = plt.subplots(
         1, len(protocols), figsize=(4.5 * len(protocols), 3.6), sharey=True, squeeze=False
@@ -51,7 +52,7 @@ def vm_by_index(groups: Sequence[Mapping[str, Any]], out: Path) -> Path:
 
 def effect_vm_intervals(groups: Sequence[Mapping[str, Any]], out: Path) -> Path:
     """Effect-step VM with 95% intervals, grouped by protocol, one bar per model."""
-    plt = _pyplot()
+    plt = pyplot()
     protocols = _protocols(groups)
     models = list(dict.fromkeys(g["model"] for g in groups))
     width = 0.8 / max(1, len(models))

@@ -108,3 +108,19 @@ def builtin_path() -> Path:
 
 def load_builtin() -> list[Instance]:
     return read_instances(builtin_path())
+
+
+def oracle_fields(instance: Instance, task: str) -> dict[str, Any]:
+    """The fields a DexBench export row carries beside the ledger's, for ``grade_rows``."""
+    fields: dict[str, Any] = {
+        "task": task,
+        "source": instance.source,
+        "source_id": instance.source_id,
+    }
+    if task == "forward":
+        fields["covered_lines"] = list(instance.covered_lines)
+    else:
+        fields["target_line"] = instance.target_line
+        fields["target_rule"] = instance.target_rule
+        fields["target_lines"] = list(instance.target_lines)
+    return fields
