@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from evaltally.benchmarks.dexbench.build import CRUXEVAL_FILE, HUMANEVAL_FILE, build
 from evaltally.benchmarks.dexbench.cli import app
 from evaltally.benchmarks.dexbench.instances import builtin_path, dumps, load_builtin
-from testkit import SHARED
+from testkit import REPO, SHARED, tally
 
 BUILTIN_SHA256 = "78c148bcbe33b8a5bb5238a4996b862074d0e5a71ddc75b4b0a7d1748ecdf568"
 
@@ -147,3 +147,13 @@ def test_a_malformed_upstream_record_names_file_and_line(tmp_path: Path) -> None
         result.output
     )
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_tally_dex_is_mounted_and_readme_shows_its_commands() -> None:
+    result = tally("dex", "build", "--help")
+    assert result.returncode == 0, result.stderr
+    for option in ("--out", "--pythonsaga", "--force"):
+        assert option in result.stdout
+    readme = (REPO / "README.md").read_text()
+    assert "tally dex build -o dexbench.jsonl" in readme
+    assert "tally dex build -o" in (REPO / "docs" / "dexbench.md").read_text()
