@@ -84,6 +84,12 @@ SAGA = [
         "    assert candidate([1]) == [1]\n",
         "entry_point": "clip",
     },
+    {  # removing its triple-quoted string value breaks the syntax (HumanEval/64 does this)
+        "prompt": 'FIX = """\nnote\n"""\n\ndef g(x):\n',
+        "canonical_solution": "    if x:\n        return 1\n    return 0\n",
+        "test": "def check(candidate):\n    assert candidate(1) == 1\n",
+        "entry_point": "g",
+    },
 ]
 
 
@@ -105,7 +111,7 @@ def test_pythonsaga_instances_from_a_user_file(tmp_path: Path) -> None:
     args = ["build", "-o", str(out), "--cruxeval", str(crux), "--humaneval", str(human)]
     result = CliRunner().invoke(app, [*args, "--pythonsaga", str(saga)])
     assert result.exit_code == 0, result.output
-    assert "pythonsaga: 4 records -> 3 with control flow -> 2 run -> 2 instances" in result.output
+    assert "pythonsaga: 5 records -> 4 with control flow -> 2 run -> 2 instances" in result.output
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     saga_rows = [r for r in rows if r["source"] == "pythonsaga"]
     assert [(r["id"], r["test_index"]) for r in saga_rows] == [

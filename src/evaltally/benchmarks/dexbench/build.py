@@ -18,14 +18,14 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
-from evaltally.errors import DataError
+from evaltally.errors import DataError, SandboxError
 from evaltally.jsonl import read_objects
 from evaltally.sandbox import TaskPool
 
 from . import programs
-from .coverage import Call, Trace, new_pool, trace
+from .coverage import Call, Trace, TraceFailure, new_pool, trace
 from .instances import Instance
 from .lines import choose_target, executable_lines, reached
 from .literals import check_arguments
@@ -92,15 +92,19 @@ def make_instance(
     )
 
 
-def _usable(run: Trace | object) -> bool:
-    """The program ran to its end (assertion passed) and left a line uncovered."""
-    return (
-        isinstance(run, Trace) and run.error is None and run.stopped is None and bool(run.uncovered)
-    )
+def _measured(run: Trace | TraceFailure, where: str) -> Trace | None:
+    """The trace, or None for a program stopped by a limit (it does not run); a sandbox that
+    failed by itself stops the build, which must not silently lose an instance."""
+    if isinstance(run, Trace):
+        return run
+    if run.limit:
+        return None
+    raise SandboxError(f"{where}: the sandbox failed: {run.reason}")
 
 
-def _ran(run: Trace | object) -> bool:
-    return isinstance(run, Trace) and run.error is None and run.stopped is None
+def _ran(run: Trace | None) -> TypeGuard[Trace]:
+    """The program ran to its end (its assertion passed)."""
+    return run is not None and run.error is None and run.stopped is None
 
 
 async def _cruxeval(path: Path, pool: TaskPool, counts: SourceCounts) -> list[Instance]:
@@ -113,10 +117,12 @@ async def _cruxeval(path: Path, pool: TaskPool, counts: SourceCounts) -> list[In
     counts.control_flow = len(rows)
     runs = await asyncio.gather(*(trace(pool, program) for _, program, _ in rows))
     kept = []
-    for (sid, program, inp), run in zip(rows, runs, strict=True):
-        counts.runs += _ran(run)
-        if _usable(run):
-            assert isinstance(run, Trace)
+    for (sid, program, inp), result in zip(rows, runs, strict=True):
+        run = _measured(result, f"{path}: {sid}")
+        if not _ran(run):
+            continue
+        counts.runs += 1
+        if run.uncovered:
             test = programs.Assertion(0, program.rstrip("\n").rsplit("\n", 1)[-1], inp)
             entry = programs.CRUX_ENTRY_POINT
             kept.append(make_instance("cruxeval", sid, entry, program, test, run))
@@ -154,13 +160,12 @@ async def _script_record(
     chosen: tuple[programs.Assertion, str, Trace] | None = None
     for test in tests:
         program = programs.script_program(solution, test.assertion)
-        run = await trace(pool, program)
+        run = _measured(await trace(pool, program), where)
         if test is tests[0]:
             if not _ran(run):
                 return None
             counts.runs += 1
-        if _usable(run):
-            assert isinstance(run, Trace)
+        if _ran(run) and run.uncovered:
             chosen = (test, program, run)
             break
     if chosen is None:

@@ -63,7 +63,12 @@ class Call:
 async def trace(
     pool: TaskPool, program: str, call: Call | None = None, limits: TaskLimits | None = None
 ) -> Trace | TraceFailure:
-    """Run ``program`` (or the backward ``call``) in a sandbox child and apply the line rule."""
+    """Run ``program`` (or the backward ``call``) in a sandbox child and apply the line rule.
+    A program that does not compile is not run: its trace is empty with the SyntaxError."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte in the source
+        return Trace(frozenset(), frozenset(), f"{type(exc).__name__}: {exc}", None)
     payload = {
         "program": program,
         "call": None if call is None else {"entry": call.entry, "args": call.args_source},
@@ -72,6 +77,6 @@ async def trace(
     if outcome.result is None:
         return TraceFailure(outcome.error or "the sandbox failed", outcome.limit)
     result = outcome.result
-    executable = executable_lines(ast.parse(program))
+    executable = executable_lines(tree)
     covered = covered_lines(executable, result["lines"], result["executed"])
     return Trace(covered, executable - covered, result["error"], result["stopped"])
