@@ -57,12 +57,13 @@ def test_a_run_of_two_kinds_reports_a_section_each(tmp_path: Path, mock_process:
 def _group(model: str, bench: str) -> dict[str, Any]:
     cell = {"value": 0.5, "ci_low": 0.4, "ci_high": 0.6}
     metrics = dict.fromkeys(
-        ("effect_step_vm", "all_call_vm", "status_match", "field_match", "parse_failure_rate",
-         "coverage", "whole_trace_exact", "median_first_wrong", "vm_calls_1_10",
-         "vm_calls_21_40"),
+        ("effect_step_vm", "all_call_vm", "status_match", "field_match", "field_match_union",
+         "all_call_vm_release", "parse_failure_rate", "coverage", "whole_trace_exact",
+         "median_first_wrong", "mean_first_wrong", "vm_calls_1_10", "vm_calls_21_40"),
         cell,
     )  # fmt: skip
-    summary = {"metrics": metrics, "n_calls": 40, "equal_service": metrics}
+    summary = {"metrics": metrics, "n_calls": 40, "equal_service": metrics,
+               "vm_reading_differs": 0}  # fmt: skip
     return {"model": model, "benchmark": bench, "protocol": "free_rollout", "summary": summary}
 
 

@@ -3,9 +3,11 @@
 The runner process never executes data-file code. ``replay_in_sandbox`` starts
 ``python -I -m evaltally.benchmarks.cte.sandbox`` (isolated mode: no PYTHON* variables, no user
 site, no cwd on sys.path; empty environment; a temporary working directory) and feeds it a batch
-of records on stdin. The child sets RLIMIT_AS (memory) and a per-record RLIMIT_CPU budget, then
-streams one JSON line per record on a private copy of stdout (service ``print`` output goes to
-stderr, so it cannot forge results). The parent enforces a wall-clock deadline per record.
+of records on stdin. The child sets RLIMIT_AS (memory), installs the shared guard (no processes,
+sockets or writes outside its directory; ``evaltally.sandbox.child``) and a per-record RLIMIT_CPU
+budget, then streams one JSON line per record on a private copy of stdout (service ``print``
+output goes to stderr, so it cannot forge results). The parent enforces a wall-clock deadline per
+record.
 
 If the child dies or overruns (CPU, memory, wall clock), the record in progress is known (it is
 the first one without a result line): it gets a failure naming it, and the rest of the batch
@@ -15,10 +17,8 @@ against hostile code: use it for data you would otherwise import.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import resource
 import selectors
 import subprocess
 import sys
@@ -27,9 +27,11 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from evaltally.errors import EvaltallyError, SandboxError
+from evaltally.sandbox import child, death_reason, stderr_tail
 
 from .executor import ReplayResult, replay_record
 
@@ -76,32 +78,15 @@ def _result_from_json(d: Mapping[str, Any]) -> ReplayResult:
 # ---------------------------------------------------------------------------------- child side
 
 
-def _set_limits(memory_bytes: int) -> None:
-    with contextlib.suppress(ValueError, OSError):  # some platforms refuse RLIMIT_AS
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-
-
-def _cpu_budget(seconds: int) -> None:
-    """Let the process use ``seconds`` more CPU before SIGXCPU ends it."""
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    total = int(used.ru_utime + used.ru_stime) + 1
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    soft = total + seconds
-    if hard != resource.RLIM_INFINITY:
-        soft = min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
-
-
 def child_main() -> int:
     """Entry point of the sandbox child: replay the records given on stdin."""
-    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)  # anything the service prints goes to stderr, never into the protocol
-    sys.stdout = sys.stderr
+    proto = child.open_protocol()  # anything the service prints goes to stderr
     job = json.load(sys.stdin)
-    _set_limits(int(job["memory_bytes"]))
+    child.apply_limits(memory_bytes=int(job["memory_bytes"]))
+    child.install_guard(str(Path.cwd()))
     sources: dict[str, str] = job["unedited_sources"]
     for i, record in enumerate(job["records"]):
-        _cpu_budget(int(job["cpu_seconds_per_record"]))
+        child.cpu_budget(int(job["cpu_seconds_per_record"]))
         line: dict[str, Any] = {"i": i}
         try:
             res = replay_record(
@@ -221,24 +206,13 @@ def _one_child(
     return out, failure
 
 
-def _death_reason(proc: subprocess.Popen[bytes], err: Any) -> str:
+def _death_reason(proc: subprocess.Popen[bytes], err: IO[bytes]) -> str:
     try:
         code = proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         proc.kill()
         code = proc.wait()
-    err.seek(0)
-    tail = err.read()[-400:].decode("utf-8", "replace").strip()
-    if code < 0:
-        import signal
-
-        name = signal.Signals(-code).name
-        why = "CPU limit exceeded" if name == "SIGXCPU" else f"killed by {name}"
-    else:
-        why = f"sandbox exited with status {code}"
-    if "MemoryError" in tail:
-        why = "memory limit exceeded"
-    return f"{why}" + (f" ({tail.splitlines()[-1]})" if tail else "")
+    return death_reason(code, stderr_tail(err.fileno()))
 
 
 def replay_in_sandbox(

@@ -1,0 +1,99 @@
+"""DexBench verification throughput: the warm fork-server pool vs a fresh interpreter per job.
+
+Both sides verify the same backward answers (the shipped HumanEval instances' known-good
+inputs, repeated to --n jobs) with the same task file, limits and concurrency (--jobs):
+
+- pool:  ``evaltally.sandbox.TaskPool`` (workers start once, preload modules, fork per job);
+- fresh: per job, a new ``python -s -S -B -P worker.py`` that preloads nothing and runs that
+  one job (what one-interpreter-per-answer costs).
+
+Prints one JSON line: jobs, wall seconds of each side, jobs per second and the ratio
+fresh/pool, measured in the same run. No network.
+
+Usage: .venv/bin/python bench/sandbox_pool.py [--n 400] [--jobs 2] [--reps 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import time
+from typing import Any
+
+from evaltally.benchmarks.dexbench.coverage import TRACE_TASK, new_pool
+from evaltally.benchmarks.dexbench.instances import Instance, load_builtin
+from evaltally.benchmarks.dexbench.literals import check_arguments
+from evaltally.sandbox.runner import TASK_ENV, WORKER, TaskLimits
+
+
+def _jobs(n: int) -> list[dict[str, Any]]:
+    chosen: list[Instance] = [i for i in load_builtin() if i.known_good_input]
+    payloads = []
+    for k in range(n):
+        inst = chosen[k % len(chosen)]
+        args = check_arguments(inst.known_good_input or "")
+        call = {"entry": inst.entry_point, "args": args.source}
+        payloads.append({"program": inst.program, "call": call})
+    return payloads
+
+
+async def _pool(payloads: list[dict[str, Any]], jobs: int) -> float:
+    started = time.perf_counter()
+    async with new_pool(jobs) as pool:
+        outs = await asyncio.gather(*(pool.run(TRACE_TASK, p) for p in payloads))
+    assert all(o.result is not None for o in outs), [o.error for o in outs if o.error][:3]
+    return time.perf_counter() - started
+
+
+async def _fresh_one(payload: dict[str, Any], sem: asyncio.Semaphore) -> None:
+    job = {"task": str(TRACE_TASK), "payload": payload, "limits": TaskLimits().as_job()}
+    data = json.dumps({"preload": []}) + "\n" + json.dumps(job) + "\n"
+    async with sem:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-s", "-S", "-B", "-P", str(WORKER),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL, env=TASK_ENV, limit=1 << 24,
+        )  # fmt: skip
+        out, _ = await asyncio.wait_for(proc.communicate(data.encode()), 60)
+    assert "result" in json.loads(out), out[:200]
+
+
+async def _fresh(payloads: list[dict[str, Any]], jobs: int) -> float:
+    started = time.perf_counter()
+    sem = asyncio.Semaphore(jobs)
+    await asyncio.gather(*(_fresh_one(p, sem) for p in payloads))
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=400)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--reps", type=int, default=3)
+    args = parser.parse_args()
+    payloads = _jobs(args.n)
+    pool_s, fresh_s = [], []
+    for _ in range(args.reps):
+        pool_s.append(asyncio.run(_pool(payloads, args.jobs)))
+        fresh_s.append(asyncio.run(_fresh(payloads, args.jobs)))
+    pool_m, fresh_m = statistics.median(pool_s), statistics.median(fresh_s)
+    print(
+        json.dumps(
+            {
+                "jobs": args.n,
+                "concurrency": args.jobs,
+                "pool_wall_s": round(pool_m, 3),
+                "fresh_wall_s": round(fresh_m, 3),
+                "pool_jobs_per_s": round(args.n / pool_m, 1),
+                "fresh_jobs_per_s": round(args.n / fresh_m, 1),
+                "ratio_fresh_over_pool": round(fresh_m / pool_m, 2),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

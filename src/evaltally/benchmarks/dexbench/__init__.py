@@ -1,0 +1,1 @@
+"""DexBench: instances, coverage, prompts' parser, sandboxed verification, grading."""
