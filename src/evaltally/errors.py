@@ -9,7 +9,8 @@
     │   └── LedgerIntegrityError   `tally verify` found a violated invariant
     ├── ProviderError              a provider answered in a way the adapter cannot use
     ├── CredentialError            a key or credential variable is missing
-    └── SandboxError               service code from a data file failed or exceeded its limits
+    ├── SandboxError               service code from a data file failed or exceeded its limits
+    └── ViewError                  `tally view` cannot serve (port taken, bad address)
 
 Foreign exceptions (aiohttp, sqlite3, orjson, OSError) are translated at the module that meets
 them, so callers only ever catch these.
@@ -65,3 +66,7 @@ class ProviderError(EvaltallyError):
 
 class SandboxError(EvaltallyError):
     """Untrusted service code failed, timed out or exceeded its limits in its sandbox."""
+
+
+class ViewError(EvaltallyError):
+    """`tally view` cannot start serving (the port is taken, the address is not local)."""

@@ -81,3 +81,9 @@ class Benchmark(ABC):
     def export_fields(self, call: PlannedCall) -> Mapping[str, Any]:
         """Oracle fields a regrader needs beside each export row."""
         return {}
+
+    def shown_answers(self, call: PlannedCall, earlier: Sequence[StepAnswer]) -> dict[int, str]:
+        """Where the chain's own earlier answers appear in this call's prompt: step -> the
+        exact text of the rendered messages that carries that step's answer (`tally view`
+        highlights it). Empty for a benchmark whose prompts never show earlier answers."""
+        return {}

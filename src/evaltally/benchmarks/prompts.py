@@ -70,6 +70,10 @@ class PromptsBenchmark(Benchmark):
         messages.append({"role": "user", "content": item["turns"][call.step]})
         return messages
 
+    def shown_answers(self, call: PlannedCall, earlier: Sequence[StepAnswer]) -> dict[int, str]:
+        # A turns chain appends every earlier answer as an assistant message (see render).
+        return {a.step: a.raw_text for a in earlier[: call.step] if a.raw_text}
+
     def parse(self, text: str) -> ParseResult:
         if self.parse_mode == "text":
             return ParseResult(ok=True, value=text, path="text")

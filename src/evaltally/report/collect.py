@@ -14,7 +14,7 @@ from typing import Any
 
 from evaltally.benchmarks.cte.grade import GradedCall
 from evaltally.errors import DataError
-from evaltally.jsonl import read_objects
+from evaltally.ledger.export_formats import read_export
 
 ORACLE_FIELDS = ("scenario_id", "service", "intervention_kind", "future_index", "target")
 GroupKey = tuple[str, str, str]
@@ -30,8 +30,7 @@ class Collected:
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any]]:
-    for _, row in read_objects(path, "export"):
-        yield row
+    return read_export(path)
 
 
 def graded_from_row(row: dict[str, Any]) -> GradedCall:

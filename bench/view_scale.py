@@ -1,0 +1,269 @@
+"""(f) `tally view` on a 1,000,000-call ledger: the calls table's first page and filtered pages.
+
+The ledger is shaped like bench/ledger_scale.py's (4 models x chains of 10 steps, 64-hex call
+ids), but every call is finished, as at the end of a sweep: about 90% ok, 4% parse_error, 3%
+failed after a 429 and a retry, 1% blocked, 2% never finished; one answer in 10,000 holds the
+word "needle" (a rare text search). Each call has attempt start/end rows with bodies.
+
+The view is started as `tally view RUN --port 0` in its own process; each page is fetched over
+HTTP from 127.0.0.1 like the browser does, `--reps` times; the median wall time is reported.
+Target: every page (first page and each filtered page) under 1 s.
+
+Usage: .venv/bin/python bench/view_scale.py [--calls 1000000] [--dir PATH] [--reps 3]
+       (--dir keeps the ledger there and reuses it on the next run)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from _common import PYTHON, median, save, table, workdir
+
+STEPS = 10
+MODELS = ("model-a", "model-b", "model-c", "model-d")
+TARGET_S = 1.0
+# (label, query string) of the pages measured; `after` pages continue from the first page.
+PAGES: tuple[tuple[str, dict[str, str]], ...] = (
+    ("first page", {}),
+    ("model", {"model": "model-c"}),
+    ("status failed", {"status": "failed"}),
+    ("status unfinished", {"status": "unfinished"}),
+    ("model + status parse_error", {"model": "model-b", "status": "parse_error"}),
+    ("protocol", {"protocol": "free_rollout"}),
+    ("item", {"item": "scenario-012345"}),
+    ("text search (common)", {"q": "value"}),
+    ("text search (rare)", {"q": "needle"}),
+    ("benchmark + text (rare)", {"benchmark": "cte", "q": "needle"}),
+)
+
+
+def _calls(n: int) -> Iterator[tuple[Any, ...]]:
+    from evaltally.records import PlannedCall
+
+    for i in range(n):
+        chain = i // STEPS
+        model = MODELS[chain % len(MODELS)]
+        item = f"scenario-{chain // len(MODELS):06d}"
+        protocol = "free_rollout" if chain % 3 == 0 else "answers_revealed"
+        spec = {"future_index": i % STEPS, "prompt_version": "cte-v1"}
+        yield (
+            i,
+            PlannedCall(
+                call_id=hashlib.sha256(f"{model}/{item}/{i % STEPS}".encode()).hexdigest(),
+                chain_id=hashlib.sha256(f"{model}/{item}".encode()).hexdigest()[:32],
+                step=i % STEPS,
+                model=model,
+                benchmark="cte",
+                item_id=item,
+                sample=0,
+                protocol=protocol,
+                spec=spec,
+            ),
+        )
+
+
+def _fate(i: int) -> str:
+    r = (i * 2654435761) % 100
+    if r < 90:
+        return "ok"
+    if r < 94:
+        return "parse_error"
+    if r < 97:
+        return "failed"
+    if r < 98:
+        return "blocked"
+    return "unfinished"
+
+
+async def build(n: int, run_dir: Path) -> None:
+    from evaltally.ledger import Ledger
+    from evaltally.records import Status, Usage
+
+    async with await Ledger.open(run_dir, create=True, command="bench view_scale") as ledger:
+        await ledger.reconcile_plan(c for _, c in _calls(n))
+        usage = Usage(900, 40)
+        for i, call in _calls(n):
+            fate = _fate(i)
+            if fate == "unfinished":
+                continue
+            if fate == "blocked":
+                ledger.outcome(
+                    call.call_id,
+                    Status.BLOCKED,
+                    raw_text=None,
+                    parsed=None,
+                    parse_path=None,
+                    reason="blocked: an earlier step failed",
+                    request_hash=None,
+                    attempts=0,
+                    usage=None,
+                    latency_ms=None,
+                )
+                continue
+            body = json.dumps({"messages": [{"role": "user", "content": f"call {i}"}]}).encode()
+            h = hashlib.sha256(body).hexdigest()
+            ledger.attempt_started(call.call_id, 1, h, body)
+            ledger.attempt_finished(
+                call.call_id,
+                1,
+                http_status=429,
+                error_class="http_429",
+                error_detail="rate limited",
+                retry_after_s=1.0,
+                response_body=b'{"error": "slow down"}',
+                usage=None,
+                latency_ms=5.0,
+                request_id=None,
+            )
+            if fate == "failed":
+                ledger.outcome(
+                    call.call_id,
+                    Status.FAILED,
+                    raw_text=None,
+                    parsed=None,
+                    parse_path=None,
+                    reason="gave up after 1 attempts; last: http_429",
+                    request_hash=h,
+                    attempts=1,
+                    usage=None,
+                    latency_ms=5.0,
+                )
+                continue
+            word = "needle" if i % 10_000 == 7 else "value"
+            text = f'{{"ok": true, "{word}": {i}}}' if fate == "ok" else f"I think {word} {i}"
+            ledger.attempt_started(call.call_id, 2, h, body)
+            ledger.attempt_finished(
+                call.call_id,
+                2,
+                http_status=200,
+                error_class=None,
+                error_detail=None,
+                retry_after_s=None,
+                response_body=text.encode(),
+                usage=usage,
+                latency_ms=40.0,
+                request_id=f"req-{i}",
+            )
+            parsed = {"ok": True, word: i} if fate == "ok" else None
+            ledger.outcome(
+                call.call_id,
+                Status(fate),
+                raw_text=text,
+                parsed=parsed,
+                parse_path="strict" if parsed else None,
+                reason=None,
+                request_hash=h,
+                attempts=2,
+                usage=usage,
+                latency_ms=45.0,
+            )
+            if i % 5000 == 0:
+                await ledger.throttle()
+                await asyncio.sleep(0)
+
+
+def fetch(base: str, run: str, query: dict[str, str]) -> tuple[float, dict[str, Any]]:
+    url = f"{base}/api/runs/{run}/calls?" + urllib.parse.urlencode(query)
+    t0 = time.perf_counter()
+    with urllib.request.urlopen(url, timeout=120) as resp:
+        data: dict[str, Any] = json.loads(resp.read())
+    return time.perf_counter() - t0, data
+
+
+def serve(run_dir: Path, ready: Path) -> subprocess.Popen[bytes]:
+    cmd = [PYTHON, "-m", "evaltally", "view", str(run_dir), "--port", "0"]
+    proc = subprocess.Popen([*cmd, "--ready-file", str(ready)], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise RuntimeError(f"tally view did not start: {proc.communicate()[1].decode()}")
+        time.sleep(0.05)
+    return proc
+
+
+def measure(run_dir: Path, reps: int) -> list[dict[str, Any]]:
+    ready = run_dir.parent / "view.url"
+    ready.unlink(missing_ok=True)
+    proc = serve(run_dir, ready)
+    rows = []
+    try:
+        base = ready.read_text().strip()
+        for label, query in PAGES:
+            times, data = [], {}
+            for _ in range(reps):
+                dt, data = fetch(base, run_dir.name, query)
+                times.append(dt)
+            after = data.get("next")
+            next_s = fetch(base, run_dir.name, {**query, "after": str(after)})[0] if after else 0.0
+            rows.append(
+                {
+                    "page": label,
+                    "rows": len(data["calls"]),
+                    "median_s": median(times),
+                    "max_s": max(times),
+                    "next_page_s": next_s,
+                }
+            )
+            print(f"{label}: {len(data['calls'])} rows, {median(times):.3f} s", flush=True)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+        if proc.stderr is not None:
+            proc.stderr.close()
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--calls", type=int, default=1_000_000)
+    p.add_argument("--dir", type=Path, default=None)
+    p.add_argument("--reps", type=int, default=3)
+    args = p.parse_args()
+    base = args.dir or workdir("view")
+    run_dir = base / "view-scale"
+    try:
+        build_s = None
+        if not (run_dir / "ledger.sqlite").exists():
+            t0 = time.perf_counter()
+            asyncio.run(build(args.calls, run_dir))
+            build_s = time.perf_counter() - t0
+            print(f"ledger of {args.calls:,} calls built in {build_s:.0f} s", flush=True)
+        rows = measure(run_dir, args.reps)
+    finally:
+        if args.dir is None:
+            shutil.rmtree(base, ignore_errors=True)
+    met = all(r["median_s"] < TARGET_S and r["next_page_s"] < TARGET_S for r in rows)
+    keys = ["page", "rows", "median_s", "max_s", "next_page_s"]
+    print(table([[r[k] for k in keys] for r in rows], keys))
+    target = f"every calls page (first and filtered, and the page after) < {TARGET_S:.0f} s"
+    print(f"(f) view paging on {args.calls:,} calls: {target}: {'MET' if met else 'MISSED'}")
+    save(
+        "view_scale",
+        {
+            "params": {"calls": args.calls, "reps": args.reps},
+            "build_s": build_s,
+            "pages": rows,
+            "median": {r["page"]: r["median_s"] for r in rows},
+            "target": target,
+            "met": met,
+        },
+    )
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
