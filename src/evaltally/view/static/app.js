@@ -208,7 +208,7 @@ function filterForm(run, facets, filters) {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const values = {};
-    for (const key of FILTERS) values[key] = form.elements[key].value.trim();
+    for (const key of FILTERS) values[key] = form.elements.namedItem(key).value.trim();
     location.hash = callsHash(run, values);
   });
   return form;
@@ -342,7 +342,7 @@ async function showCall(run, id, token) {
 // ---- report --------------------------------------------------------------------------------
 
 function reportBlock(run, b) {
-  if (b.type === "heading") return el(`h${Math.min(4, b.level + 1)}`, {}, b.text);
+  if (b.type === "heading") return el(`h${b.level}`, {}, b.text);
   if (b.type === "table") return table(b.header, b.rows, "report");
   if (b.type === "list") return el("ul", {}, b.items.map((i) => el("li", {}, i)));
   if (b.type === "image") {
