@@ -46,7 +46,10 @@ PAGES: tuple[tuple[str, dict[str, str]], ...] = (
     ("item", {"item": "scenario-012345"}),
     ("text search (common)", {"q": "value"}),
     ("text search (rare)", {"q": "needle"}),
-    ("benchmark + text (rare)", {"benchmark": "cte", "q": "needle"}),
+    ("model + text (rare)", {"model": "model-a", "q": "needle"}),
+    ("status + text (rare)", {"status": "parse_error", "q": "needle"}),
+    ("item + text", {"item": "scenario-012345", "q": "value"}),
+    ("text matching nothing", {"q": "no-such-text"}),
 )
 
 
@@ -175,11 +178,11 @@ async def build(n: int, run_dir: Path) -> None:
                 await asyncio.sleep(0)
 
 
-def fetch(base: str, run: str, query: dict[str, str]) -> tuple[float, dict[str, Any]]:
-    url = f"{base}/api/runs/{run}/calls?" + urllib.parse.urlencode(query)
+def fetch(base: str, run: str, query: dict[str, str], page: str = "calls") -> tuple[float, Any]:
+    url = f"{base}/api/runs/{run}/{page}?" + urllib.parse.urlencode(query)
     t0 = time.perf_counter()
     with urllib.request.urlopen(url, timeout=120) as resp:
-        data: dict[str, Any] = json.loads(resp.read())
+        data = json.loads(resp.read())
     return time.perf_counter() - t0, data
 
 
@@ -195,13 +198,31 @@ def serve(run_dir: Path, ready: Path) -> subprocess.Popen[bytes]:
     return proc
 
 
-def measure(run_dir: Path, reps: int) -> list[dict[str, Any]]:
+def measure_overview(base: str, run: str) -> dict[str, float]:
+    """Not a target: the first answer (bounded by AGGREGATE_WAIT_S), when the whole-ledger
+    aggregate is ready (computed in the background), and an answer once it is."""
+    t0 = time.perf_counter()
+    first_s, data = fetch(base, run, {}, "overview")
+    while data["totals"] is None and time.perf_counter() - t0 < 600:
+        time.sleep(0.5)
+        data = fetch(base, run, {}, "overview")[1]
+    ready_s = time.perf_counter() - t0
+    return {
+        "overview_first_s": first_s,
+        "overview_ready_s": ready_s,
+        "overview_again_s": fetch(base, run, {}, "overview")[0],
+    }
+
+
+def measure(run_dir: Path, reps: int) -> tuple[list[dict[str, Any]], dict[str, float]]:
     ready = run_dir.parent / "view.url"
     ready.unlink(missing_ok=True)
     proc = serve(run_dir, ready)
     rows = []
     try:
         base = ready.read_text().strip()
+        overview = measure_overview(base, run_dir.name)
+        print(", ".join(f"{k} {v:.2f}" for k, v in overview.items()), flush=True)
         for label, query in PAGES:
             times, data = [], {}
             for _ in range(reps):
@@ -224,7 +245,7 @@ def measure(run_dir: Path, reps: int) -> list[dict[str, Any]]:
         proc.wait(timeout=30)
         if proc.stderr is not None:
             proc.stderr.close()
-    return rows
+    return rows, overview
 
 
 def main() -> None:
@@ -242,7 +263,7 @@ def main() -> None:
             asyncio.run(build(args.calls, run_dir))
             build_s = time.perf_counter() - t0
             print(f"ledger of {args.calls:,} calls built in {build_s:.0f} s", flush=True)
-        rows = measure(run_dir, args.reps)
+        rows, overview = measure(run_dir, args.reps)
     finally:
         if args.dir is None:
             shutil.rmtree(base, ignore_errors=True)
@@ -256,6 +277,7 @@ def main() -> None:
         {
             "params": {"calls": args.calls, "reps": args.reps},
             "build_s": build_s,
+            "overview": overview,
             "pages": rows,
             "median": {r["page"]: r["median_s"] for r in rows},
             "target": target,

@@ -21,12 +21,15 @@ EXPORT_SCHEMA_VERSION = 1
 ExportRow = dict[str, Any]
 """One export row (fields in docs/export.md); `enrich` receives it and returns extra fields."""
 
-# The one definition of "the current outcome of a planned call": its latest outcome row, as `o`
-# (none for a call never finished). `tally view` pages through calls with the same join.
-LATEST_OUTCOME = (
-    "LEFT JOIN outcomes o"
-    " ON o.seq = (SELECT max(x.seq) FROM outcomes x WHERE x.call_id = p.call_id)\n"
-)
+
+def latest_outcome_seq(call_id: str) -> str:
+    """SQL: the seq of the latest outcome row of the call whose id is the expression `call_id`.
+    The one definition of "the current outcome of a planned call" (export, `tally view`)."""
+    return f"(SELECT max(x.seq) FROM outcomes x WHERE x.call_id = {call_id})"
+
+
+# Joins each planned row `p` to its current outcome `o` (none for a call never finished).
+LATEST_OUTCOME = f"LEFT JOIN outcomes o ON o.seq = {latest_outcome_seq('p.call_id')}\n"
 
 _SELECT = (
     """

@@ -1,7 +1,13 @@
 """The calls table: planned calls with their current outcome, filtered, in keyset pages.
 
-Pages are keyed on `planned.seq` (the rowid): a page is "the next N matching rows after seq S",
-so page 1,000 costs what page 1 costs, unlike OFFSET, which re-reads every row before it.
+A page is "the next N matching rows after key K" (never OFFSET, which re-reads every row before
+it), so page 1,000 costs what page 1 costs. Two walks, chosen by the filter:
+
+- plan order (key: `planned.seq`), walking the plan and looking up each call's outcome: fast
+  whenever matches are not rare among planned calls; with an item filter it reads the plan once;
+- answer order (key: the outcome's `seq`), for a text search without an item filter: walking
+  the outcomes alone and matching their text is several times cheaper per row than the plan
+  walk, which decides the time when the text is rare (bench/view_scale.py measures both).
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaltally.errors import EvaltallyError
-from evaltally.ledger.export import LATEST_OUTCOME
+from evaltally.ledger.export import LATEST_OUTCOME, latest_outcome_seq
 
 STATUSES = ("ok", "parse_error", "failed", "blocked", "unfinished")
 PAGE_SIZE = 50
@@ -77,9 +83,14 @@ _COLUMNS = (
     " length(o.raw_text), o.reason"
 )
 _KEYS = (
-    "seq", "call_id", "chain_id", "step", "model", "benchmark", "protocol", "item_id", "sample",
-    "status", "attempts", "latency_ms", "answer", "answer_length", "reason",
+    "key", "seq", "call_id", "chain_id", "step", "model", "benchmark", "protocol", "item_id",
+    "sample", "status", "attempts", "latency_ms", "answer", "answer_length", "reason",
 )  # fmt: skip
+_BY_PLAN = f"SELECT p.seq, {_COLUMNS} FROM planned p {LATEST_OUTCOME}"
+_BY_ANSWER = (
+    f"SELECT o.seq, {_COLUMNS} FROM outcomes o JOIN planned p ON p.call_id = o.call_id"
+    f" WHERE o.seq = {latest_outcome_seq('o.call_id')}"
+)
 
 
 def list_calls(
@@ -90,24 +101,27 @@ def list_calls(
     before: int | None = None,
     limit: int = PAGE_SIZE,
 ) -> dict[str, Any]:
-    """One page of matching calls in plan order. `after`/`before` are the `seq` of the last /
-    first row of the neighbouring page; the result names the keys of the pages around it."""
+    """One page of matching calls. `after`/`before` are the `key` of the last / first row of
+    the neighbouring page; the result names the keys of the pages around it."""
     if after is not None and before is not None:
         raise FilterError("give `after` or `before`, not both")
     limit = max(1, min(limit, MAX_PAGE_SIZE))
     conds, args = flt.where()
+    by_answer = flt.text is not None and flt.item is None
+    key = "o.seq" if by_answer else "p.seq"
     backwards = before is not None
     if after is not None:
-        conds.append("p.seq > ?")
+        conds.append(f"{key} > ?")
         args.append(after)
     if before is not None:
-        conds.append("p.seq < ?")
+        conds.append(f"{key} < ?")
         args.append(before)
-    where = f"WHERE {' AND '.join(conds)}" if conds else ""
-    order = "DESC" if backwards else "ASC"
-    sql = (
-        f"SELECT {_COLUMNS} FROM planned p {LATEST_OUTCOME} {where} ORDER BY p.seq {order} LIMIT ?"
-    )
+    where = " AND ".join(conds)
+    if by_answer:
+        sql = f"{_BY_ANSWER} AND {where}"
+    else:
+        sql = f"{_BY_PLAN} WHERE {where}" if where else _BY_PLAN
+    sql += f" ORDER BY {key} {'DESC' if backwards else 'ASC'} LIMIT ?"
     rows = conn.execute(sql, (*args, limit + 1)).fetchall()
     more = len(rows) > limit
     rows = rows[:limit]
@@ -116,7 +130,7 @@ def list_calls(
     calls = [dict(zip(_KEYS, r, strict=True)) for r in rows]
     for call in calls:
         call["status"] = call["status"] or "unfinished"
-    first, last = (calls[0]["seq"], calls[-1]["seq"]) if calls else (None, None)
+    first, last = (calls[0]["key"], calls[-1]["key"]) if calls else (None, None)
     # Going forward, a previous page exists whenever we started after some row (and the other
     # way round); `more` tells whether the far side has rows.
     has_next = more if not backwards else before is not None

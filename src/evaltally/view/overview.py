@@ -1,8 +1,10 @@
 """The overview page's data: status counts per model (lane) and benchmark, attempts, spend,
 the reasoning audit, and, while a session drives the run, its progress and rate.
 
-Counts come from `ledger.status` and spend from `audit`, the same code as `tally status`; the
-aggregate is recomputed only when the ledger changed since the last request.
+Counts come from `ledger.status` and spend from `audit`, the same code as `tally status`. That
+aggregate reads the whole ledger (seconds on a million calls), so it is recomputed in the
+background when the ledger changed (`ViewRun.latest`); liveness and the rate are read fresh on
+every request with a few point lookups.
 """
 
 from __future__ import annotations
@@ -17,19 +19,25 @@ from evaltally.ledger.status import attempts_by_model, run_status
 from evaltally.view.runs import ViewRun, live_session
 
 RATE_WINDOW_S = 60.0
+# How long a request waits for the aggregate before answering with the previous one.
+AGGREGATE_WAIT_S = 1.5
 
 
 def overview(run: ViewRun) -> dict[str, Any]:
     started = time.perf_counter()
-    version = run.version()
-    cached = run.cache.get("overview")
-    if cached is None or cached[0] != version:
-        cached = (version, _aggregate(run))
-        run.cache["overview"] = cached
-    data = dict(cached[1])
+    aggregate, counted_at, recounting = run.latest(
+        "overview", lambda: _aggregate(run), AGGREGATE_WAIT_S
+    )
     with run.read("read the run's progress") as conn:
-        data["live"] = live_session(conn)
+        live = live_session(conn)
         recent = finished_since(conn, time.time() - RATE_WINDOW_S)
+    data: dict[str, Any] = {"run": run.name, "run_dir": str(run.run_dir), "totals": None}
+    if aggregate is not None:
+        data.update(aggregate)
+    data.update(live=live, counted_at=counted_at, counting=recounting)
+    data["elapsed_ms"] = (time.perf_counter() - started) * 1000.0
+    if aggregate is None:
+        return data
     totals = data["totals"]
     done = totals["planned"] - totals["unfinished"]
     rate = recent / RATE_WINDOW_S * 60.0
@@ -37,9 +45,8 @@ def overview(run: ViewRun) -> dict[str, Any]:
         "done": done,
         "planned": totals["planned"],
         "per_minute": rate,
-        "eta_s": totals["unfinished"] / rate * 60.0 if rate > 0 and data["live"] else None,
+        "eta_s": totals["unfinished"] / rate * 60.0 if rate > 0 and live else None,
     }
-    data["elapsed_ms"] = (time.perf_counter() - started) * 1000.0
     return data
 
 
@@ -68,8 +75,6 @@ def _aggregate(run: ViewRun) -> dict[str, Any]:
         for bench, counts in by_bench.items()
     ]
     return {
-        "run": run.name,
-        "run_dir": str(run.run_dir),
         "schema_version": status.schema_version,
         "sessions": status.sessions,
         "totals": asdict(status.overall),

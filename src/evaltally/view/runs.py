@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,8 +37,9 @@ class ViewRun:
     """Why the run's config or benchmarks could not be loaded (spend and oracle fields are then
     not shown); None when they loaded."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    cache: dict[str, tuple[Any, Any]] = field(default_factory=dict)
-    """Computed pages keyed by name -> (ledger version, value); see `version`."""
+    _jobs_lock: threading.Lock = field(default_factory=threading.Lock)
+    _jobs: dict[str, threading.Thread] = field(default_factory=dict)
+    _results: dict[str, tuple[Any, Any, float]] = field(default_factory=dict)
 
     @property
     def ledger(self) -> Path:
@@ -64,6 +66,45 @@ class ViewRun:
                 continue
             out += [st.st_mtime_ns, st.st_size]
         return tuple(out)
+
+    def latest(
+        self, name: str, compute: Callable[[], Any], wait_s: float
+    ) -> tuple[Any, float | None, bool]:
+        """(value, when computed, recomputing) of the last `compute()` under `name`.
+
+        A whole-ledger aggregate takes seconds on a million-call run: it is recomputed in a
+        background thread whenever the ledger changed since, and a request waits at most
+        `wait_s` for it, so a small run answers at once and a huge one never holds a request
+        (the page shows the last value and asks again). An error is raised to the caller.
+        """
+        version = self.version()
+        with self._jobs_lock:
+            done = self._results.get(name)
+            job = self._jobs.get(name)
+            if (done is None or done[0] != version) and (job is None or not job.is_alive()):
+                job = threading.Thread(
+                    target=self._compute, args=(name, compute, version), daemon=True
+                )
+                self._jobs[name] = job
+                job.start()
+        if job is not None:
+            job.join(wait_s)
+        with self._jobs_lock:
+            done = self._results.get(name)
+            running = job is not None and job.is_alive()
+        if done is None:
+            return None, None, running
+        if isinstance(done[1], EvaltallyError):
+            raise done[1]
+        return done[1], done[2], running
+
+    def _compute(self, name: str, compute: Callable[[], Any], version: tuple[int, ...]) -> None:
+        try:
+            value = compute()
+        except EvaltallyError as exc:
+            value = exc
+        with self._jobs_lock:
+            self._results[name] = (version, value, time.time())
 
     def _load(self) -> None:
         with self._lock:

@@ -172,15 +172,21 @@ function renderOverview(data) {
       `tokens in ${num(t.input)}, out ${num(t.output)}, reasoning ${num(t.reasoning)}, cached ${num(t.cached)}` +
       ` · attempts ${num(a.attempts)} (retried ${num(a.retried)}, interrupted ${num(a.interrupted)})` +
       ` · sessions ${num(data.sessions)} · ledger schema ${data.schema_version}` +
-      ` · updated ${new Date().toLocaleTimeString("en-GB")}`));
+      ` · counted ${new Date(data.counted_at * 1000).toLocaleTimeString("en-GB")}` +
+      (data.counting ? " (recounting…)" : "")));
 }
 
 async function showOverview(run, token) {
   setNav(run, "overview");
   const data = await api(`/api/runs/${enc(run)}/overview`);
   if (token !== routeToken) return;
-  renderOverview(data);
-  if (data.live) {
+  if (data.totals === null) {
+    show(el("h1", {}, data.run), el("p", { class: "note", id: "counting" },
+      "counting the ledger (a large run takes a while the first time)…"));
+  } else {
+    renderOverview(data);
+  }
+  if (data.live || data.counting || data.totals === null) {
     // Refresh while a session runs; back off on a ledger whose aggregate is slow to compute.
     const wait = Math.max(2000, 5 * data.elapsed_ms);
     refreshTimer = setTimeout(() => showOverview(run, token).catch(fail), wait);
