@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import orjson
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from evaltally.errors import EvaltallyError
@@ -49,7 +50,8 @@ def _guard(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except EvaltallyError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+        # The message can quote untrusted text (and names like `evaltally[parquet]`): no markup.
+        err.print("[bold red]error:[/] " + escape(str(exc)), highlight=False, markup=True)
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         err.print("interrupted; continue with `tally resume RUN`")

@@ -98,9 +98,26 @@ def write_export(
     if fmt == ".parquet":
         _pyarrow(out)  # fail before the export, not after
     source = out.with_name(f".{out.name}.{os.getpid()}.jsonl.tmp")
-    target = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     try:
         n = export_run(run_dir, source, enrich=enrich)
+        convert_export(source, out)
+    finally:
+        with contextlib.suppress(OSError):
+            source.unlink()
+    return n
+
+
+def convert_export(source: Path, out: Path) -> None:
+    """Write the JSONL export `source` as `out`, a .csv or .parquet file (through a temporary
+    file renamed into place, so a failure never leaves a partial file)."""
+    out = Path(out)
+    fmt = export_format(out)
+    if fmt == ".jsonl":
+        raise DataError(f"{out}: convert_export writes .csv or .parquet; {source} is the JSONL")
+    if fmt == ".parquet":
+        _pyarrow(out)
+    target = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    try:
         columns = _columns(source)
         if fmt == ".csv":
             _write_csv(source, target, columns)
@@ -110,10 +127,8 @@ def write_export(
     except OSError as exc:
         raise LedgerError(f"cannot write the export to {out}: {exc.strerror or exc}") from exc
     finally:
-        for tmp in (source, target):
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-    return n
+        with contextlib.suppress(OSError):
+            target.unlink()
 
 
 def _rows(path: Path) -> Iterator[dict[str, Any]]:
