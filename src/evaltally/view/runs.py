@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Any
 from evaltally.errors import EvaltallyError, LedgerError
 from evaltally.ledger.files import connect_ro, ledger_path, translate
 
+# The shortest time a whole-ledger aggregate is reused while the ledger keeps changing.
+RECOMPUTE_EVERY_S = 2.0
+
 if TYPE_CHECKING:
     from evaltally.benchmarks.base import Benchmark
     from evaltally.config import SweepConfig
@@ -39,7 +42,8 @@ class ViewRun:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _jobs_lock: threading.Lock = field(default_factory=threading.Lock)
     _jobs: dict[str, threading.Thread] = field(default_factory=dict)
-    _results: dict[str, tuple[Any, Any, float]] = field(default_factory=dict)
+    _results: dict[str, tuple[Any, Any, float, float]] = field(default_factory=dict)
+    """name -> (ledger version, value or error, finished at, seconds it took)."""
 
     @property
     def ledger(self) -> Path:
@@ -73,15 +77,21 @@ class ViewRun:
         """(value, when computed, recomputing) of the last `compute()` under `name`.
 
         A whole-ledger aggregate takes seconds on a million-call run: it is recomputed in a
-        background thread whenever the ledger changed since, and a request waits at most
-        `wait_s` for it, so a small run answers at once and a huge one never holds a request
-        (the page shows the last value and asks again). An error is raised to the caller.
+        background thread when the ledger changed since, and a request waits at most `wait_s`
+        for it, so a small run answers at once and a huge one never holds a request (the page
+        shows the last value and asks again). While a sweep writes, the ledger changes all the
+        time: a value is kept for RECOMPUTE_EVERY_S or 4x the time it took to compute,
+        whichever is longer, so the page never takes more than a fifth of a core from the
+        sweep it watches. An error is raised to the caller.
         """
         version = self.version()
         with self._jobs_lock:
             done = self._results.get(name)
             job = self._jobs.get(name)
-            if (done is None or done[0] != version) and (job is None or not job.is_alive()):
+            fresh = done is not None and (
+                done[0] == version or time.time() - done[2] < max(RECOMPUTE_EVERY_S, 4 * done[3])
+            )
+            if not fresh and (job is None or not job.is_alive()):
                 job = threading.Thread(
                     target=self._compute, args=(name, compute, version), daemon=True
                 )
@@ -99,12 +109,13 @@ class ViewRun:
         return done[1], done[2], running
 
     def _compute(self, name: str, compute: Callable[[], Any], version: tuple[int, ...]) -> None:
+        started = time.perf_counter()
         try:
             value = compute()
         except EvaltallyError as exc:
             value = exc
         with self._jobs_lock:
-            self._results[name] = (version, value, time.time())
+            self._results[name] = (version, value, time.time(), time.perf_counter() - started)
 
     def _load(self) -> None:
         with self._lock:

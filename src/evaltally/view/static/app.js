@@ -322,6 +322,9 @@ function renderCall(run, d) {
     section("Outcome", table(["", ""], outcome, "facts"),
       el("h3", {}, "raw answer"), el("pre", { class: "answer", id: "raw-answer" }, r.raw_text ?? "(none)"),
       el("h3", {}, "parsed value"), el("pre", { id: "parsed" }, r.parsed === null ? "(none)" : pretty(r.parsed))),
+    section(`Attempts (${d.attempts.length})`, d.attempts.length ? attemptsTable(d.attempts) : el("p", { class: "muted" }, "never sent")),
+    d.outcomes.length > 1 ? section("Outcome history", table(["at", "status", "attempts", "reason"],
+      d.outcomes.map((o) => [when(o.at), badge(o.status), o.attempts, o.reason || ""]))) : null,
     verification !== undefined ? section("Verification", el("pre", {}, pretty(verification))) : null,
     section("Oracle fields", d.oracle ? keyValues(d.oracle) : el("p", { class: "muted" }, d.oracle_note || "none")),
     section("Request messages",
@@ -330,9 +333,6 @@ function renderCall(run, d) {
         d.fed_back.map((f, i) => [i ? ", " : "", el("a", { href: f.call_id ? callHash(run, f.call_id) : null }, `step ${f.step}`)])) : null,
       d.request.messages ? d.request.messages.map((m) => messageBlock(run, fedIds, m))
         : el("p", { class: "muted" }, d.request.raw ? "not a chat request this page knows; see the raw body" : "no request was sent")),
-    section(`Attempts (${d.attempts.length})`, d.attempts.length ? attemptsTable(d.attempts) : el("p", { class: "muted" }, "never sent")),
-    d.outcomes.length > 1 ? section("Outcome history", table(["at", "status", "attempts", "reason"],
-      d.outcomes.map((o) => [when(o.at), badge(o.status), o.attempts, o.reason || ""]))) : null,
     d.request.raw ? el("details", {}, el("summary", {}, "raw request body" + (d.request.raw_cut ? " (cut)" : "")),
       el("pre", {}, d.request.raw)) : null,
     el("details", {}, el("summary", {}, "export row"), el("pre", {}, pretty(r))));
@@ -369,6 +369,7 @@ async function showReport(run, token) {
 // ---- routing -------------------------------------------------------------------------------
 
 function route() {
+  window.scrollTo(0, 0);
   clearTimeout(refreshTimer);
   statusLine.replaceChildren();
   const token = ++routeToken;
