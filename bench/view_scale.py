@@ -93,89 +93,51 @@ def _fate(i: int) -> str:
 
 async def build(n: int, run_dir: Path) -> None:
     from evaltally.ledger import Ledger
-    from evaltally.records import Status, Usage
+    from evaltally.records import Usage
 
     async with await Ledger.open(run_dir, create=True, command="bench view_scale") as ledger:
         await ledger.reconcile_plan(c for _, c in _calls(n))
-        usage = Usage(900, 40)
         for i, call in _calls(n):
-            fate = _fate(i)
-            if fate == "unfinished":
-                continue
-            if fate == "blocked":
-                ledger.outcome(
-                    call.call_id,
-                    Status.BLOCKED,
-                    raw_text=None,
-                    parsed=None,
-                    parse_path=None,
-                    reason="blocked: an earlier step failed",
-                    request_hash=None,
-                    attempts=0,
-                    usage=None,
-                    latency_ms=None,
-                )
-                continue
-            body = json.dumps({"messages": [{"role": "user", "content": f"call {i}"}]}).encode()
-            h = hashlib.sha256(body).hexdigest()
-            ledger.attempt_started(call.call_id, 1, h, body)
-            ledger.attempt_finished(
-                call.call_id,
-                1,
-                http_status=429,
-                error_class="http_429",
-                error_detail="rate limited",
-                retry_after_s=1.0,
-                response_body=b'{"error": "slow down"}',
-                usage=None,
-                latency_ms=5.0,
-                request_id=None,
-            )
-            if fate == "failed":
-                ledger.outcome(
-                    call.call_id,
-                    Status.FAILED,
-                    raw_text=None,
-                    parsed=None,
-                    parse_path=None,
-                    reason="gave up after 1 attempts; last: http_429",
-                    request_hash=h,
-                    attempts=1,
-                    usage=None,
-                    latency_ms=5.0,
-                )
-                continue
-            word = "needle" if i % 10_000 == 7 else "value"
-            text = f'{{"ok": true, "{word}": {i}}}' if fate == "ok" else f"I think {word} {i}"
-            ledger.attempt_started(call.call_id, 2, h, body)
-            ledger.attempt_finished(
-                call.call_id,
-                2,
-                http_status=200,
-                error_class=None,
-                error_detail=None,
-                retry_after_s=None,
-                response_body=text.encode(),
-                usage=usage,
-                latency_ms=40.0,
-                request_id=f"req-{i}",
-            )
-            parsed = {"ok": True, word: i} if fate == "ok" else None
-            ledger.outcome(
-                call.call_id,
-                Status(fate),
-                raw_text=text,
-                parsed=parsed,
-                parse_path="strict" if parsed else None,
-                reason=None,
-                request_hash=h,
-                attempts=2,
-                usage=usage,
-                latency_ms=45.0,
-            )
+            _record(ledger, i, call.call_id, _fate(i), Usage(900, 40))
             if i % 5000 == 0:
                 await ledger.throttle()
                 await asyncio.sleep(0)
+
+
+def _record(ledger: Any, i: int, call_id: str, fate: str, usage: Any) -> None:
+    """The events of call number i: nothing (unfinished), a blocked outcome, or a 429 attempt
+    followed by a failed outcome or by an answered attempt and its outcome."""
+    from evaltally.records import Status
+
+    if fate == "unfinished":
+        return
+    body = json.dumps({"messages": [{"role": "user", "content": f"call {i}"}]}).encode()
+    h = hashlib.sha256(body).hexdigest()
+    word = "needle" if i % 10_000 == 7 else "value"
+    text = f'{{"ok": true, "{word}": {i}}}' if fate == "ok" else f"I think {word} {i}"
+    parsed = {"ok": True, word: i} if fate == "ok" else None
+    outcome: dict[str, Any] = {
+        "raw_text": text, "parsed": parsed, "parse_path": "strict" if parsed else None,
+        "reason": None, "request_hash": h, "attempts": 2, "usage": usage, "latency_ms": 45.0,
+    }  # fmt: skip
+    if fate == "blocked":
+        outcome.update(raw_text=None, reason="an earlier step failed", request_hash=None,
+                       attempts=0, usage=None, latency_ms=None)  # fmt: skip
+    else:
+        answers = [(429, "http_429", 1.0, b'{"error": "slow down"}', None)]
+        if fate == "failed":
+            outcome.update(raw_text=None, reason="gave up after 1 attempts; last: http_429",
+                           attempts=1, usage=None, latency_ms=5.0)  # fmt: skip
+        else:
+            answers.append((200, None, None, text.encode(), usage))
+        for attempt, (status, error, retry, response, used) in enumerate(answers, 1):
+            ledger.attempt_started(call_id, attempt, h, body)
+            ledger.attempt_finished(
+                call_id, attempt, http_status=status, error_class=error, error_detail=error,
+                retry_after_s=retry, response_body=response, usage=used, latency_ms=40.0,
+                request_id=f"req-{i}-{attempt}",
+            )  # fmt: skip
+    ledger.outcome(call_id, Status(fate), **outcome)
 
 
 def fetch(base: str, run: str, query: dict[str, str], page: str = "calls") -> tuple[float, Any]:

@@ -3,9 +3,6 @@ left open on a run in progress (it refreshes itself; the run finishes and verifi
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +10,7 @@ from typing import Any
 
 from view_testkit import XSS, ViewProcess, screenshot, xss_answers, xss_config
 
-from testkit import FAKE_KEY, tally, write_config, write_items
+from testkit import tally, tally_background, write_config, write_items
 
 
 def test_overview_of_a_finished_run(
@@ -128,12 +125,7 @@ def test_a_page_left_open_on_a_running_sweep(
     write_items(tmp_path / "items.jsonl", 40)
     config = write_config(tmp_path, mock.base_url, name="live", limits="concurrency = 2")
     run_dir = tmp_path / "runs" / "live"
-    sweep = subprocess.Popen(
-        [sys.executable, "-m", "evaltally", "run", str(config)],
-        env={**os.environ, "EVALTALLY_TEST_KEY": FAKE_KEY},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    sweep = tally_background("run", str(config))
     try:
         deadline = time.monotonic() + 30
         while not (run_dir / "ledger.sqlite").exists() and time.monotonic() < deadline:
