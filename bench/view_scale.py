@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -31,9 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from _common import PYTHON, median, save, table, workdir
+from ledger_scale import STEPS
+from ledger_scale import plan as ledger_plan
 
-STEPS = 10
-MODELS = ("model-a", "model-b", "model-c", "model-d")
 TARGET_S = 1.0
 # (label, query string) of the pages measured; `after` pages continue from the first page.
 PAGES: tuple[tuple[str, dict[str, str]], ...] = (
@@ -53,29 +54,12 @@ PAGES: tuple[tuple[str, dict[str, str]], ...] = (
 )
 
 
-def _calls(n: int) -> Iterator[tuple[Any, ...]]:
-    from evaltally.records import PlannedCall
-
-    for i in range(n):
-        chain = i // STEPS
-        model = MODELS[chain % len(MODELS)]
-        item = f"scenario-{chain // len(MODELS):06d}"
-        protocol = "free_rollout" if chain % 3 == 0 else "answers_revealed"
-        spec = {"future_index": i % STEPS, "prompt_version": "cte-v1"}
-        yield (
-            i,
-            PlannedCall(
-                call_id=hashlib.sha256(f"{model}/{item}/{i % STEPS}".encode()).hexdigest(),
-                chain_id=hashlib.sha256(f"{model}/{item}".encode()).hexdigest()[:32],
-                step=i % STEPS,
-                model=model,
-                benchmark="cte",
-                item_id=item,
-                sample=0,
-                protocol=protocol,
-                spec=spec,
-            ),
-        )
+def _calls(n: int) -> Iterator[tuple[int, Any]]:
+    """bench/ledger_scale.py's plan, every third chain in another protocol (a filter to test)."""
+    for i, call in enumerate(ledger_plan(n)):
+        if (i // STEPS) % 3:
+            call = dataclasses.replace(call, protocol="answers_revealed")
+        yield i, call
 
 
 def _fate(i: int) -> str:
