@@ -3,8 +3,9 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test lint typecheck unit install bench clean
+.PHONY: demo test lint typecheck unit install browser bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -29,7 +30,17 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+# The browser tests of `tally view` drive Debian's chromium through Playwright (whose own browser
+# download does not work here), so install it when it is missing. Without it (no root, no apt)
+# those tests fail and say how to get it; they are never skipped.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium for the browser tests (apt-get)"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
+	} || echo "warning: could not install chromium; the browser tests will fail"
+
+unit: $(STAMP) browser
 	$(BIN)/pytest -q -p no:cacheprovider
 
 test: lint typecheck unit

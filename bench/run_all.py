@@ -5,6 +5,8 @@
   c  600 calls under a 600 requests/min mock limit, config rpm = 600 (+ the naive loop)
   d  a 1,000,000-call plan: reconcile_plan, pending_chains, peak RSS
   e  limits adopted from x-ratelimit-* headers: requests-bound and tokens-bound variants
+  f  `tally view` calls pages on a 1,000,000-call ledger (builds it first: ~15 min)
+  g  a sweep with `tally view` open vs without (ratio)
 
 Each benchmark runs as its own script in a subprocess, so a failure in one does not hide the
 others. c and e take about 65 s per repetition (they run at a real rate limit).
@@ -25,7 +27,7 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "results"
 # Upper bound for one benchmark script (all repetitions), seconds per repetition.
-BUDGET_PER_REP_S = {"a": 180, "b": 180, "c": 240, "d": 600, "e": 200}
+BUDGET_PER_REP_S = {"a": 180, "b": 180, "c": 240, "d": 600, "e": 200, "f": 2400, "g": 120}
 
 
 def commands(which: str, reps: int, rate_reps: int) -> list[tuple[str, list[str], int]]:
@@ -41,6 +43,10 @@ def commands(which: str, reps: int, rate_reps: int) -> list[tuple[str, list[str]
         return [("ratelimit_c", argv, rate_reps)]
     if which == "d":
         return [("plan_scale", [*py, "plan_scale.py", "--reps", str(reps)], reps)]
+    if which == "f":
+        return [("view_scale", [*py, "view_scale.py", "--reps", str(reps)], 1)]
+    if which == "g":
+        return [("view_readonly", [*py, "view_readonly.py", "--reps", str(reps)], reps)]
     if which == "e":
         return [
             (
@@ -55,8 +61,8 @@ def commands(which: str, reps: int, rate_reps: int) -> list[tuple[str, list[str]
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--only", default="a,b,c,d,e", help="comma-separated letters (a-e)")
-    p.add_argument("--reps", type=int, default=3, help="repetitions of a, b, d")
+    p.add_argument("--only", default="a,b,c,d,e,f,g", help="comma-separated letters (a-g)")
+    p.add_argument("--reps", type=int, default=3, help="repetitions of a, b, d, f, g")
     p.add_argument("--rate-reps", type=int, default=1, help="repetitions of c, e (~65 s each)")
     args = p.parse_args()
     letters = [x.strip() for x in args.only.split(",") if x.strip()]

@@ -82,3 +82,13 @@ def tally(
         timeout=timeout,
         check=False,
     )
+
+
+def tally_background(*args: str) -> subprocess.Popen[bytes]:
+    """`tally` as a background subprocess with the test key set; read it with communicate()."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "evaltally", *args],
+        env={**os.environ, "EVALTALLY_TEST_KEY": FAKE_KEY},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )

@@ -247,15 +247,17 @@ def _export_enricher(run_dir: Path) -> Callable[[dict[str, Any]], Any]:
 @app.command()
 def export(
     run_dir: Path = typer.Argument(..., help="run directory"),
-    output: Path = typer.Option(..., "-o", "--output", help="JSONL file to write"),
+    output: Path = typer.Option(
+        ..., "-o", "--output", help="file to write: .jsonl, .csv or .parquet (by extension)"
+    ),
 ) -> None:
-    """One JSONL row per planned call (docs/export.md)."""
+    """One row per planned call, as JSONL, CSV or Parquet (docs/export.md)."""
 
     def go() -> None:
-        from evaltally.ledger import export_run
+        from evaltally.ledger.export_formats import write_export
 
-        n = export_run(run_dir, output, enrich=_export_enricher(run_dir))
-        out.print(f"wrote {n:,} rows to {output}")
+        n = write_export(run_dir, output, enrich=_export_enricher(run_dir))
+        out.print(f"wrote {n:,} rows to {output}", highlight=False)
 
     _guard(go)
 
@@ -296,7 +298,9 @@ def _print_report(result: Any) -> None:
 
 @app.command()
 def grade(
-    export_file: Path = typer.Argument(..., help="export JSONL written by `tally export`"),
+    export_file: Path = typer.Argument(
+        ..., help="export written by `tally export` (.jsonl, .csv or .parquet)"
+    ),
     output: Path | None = typer.Option(None, "-o", "--output", help="directory for report files"),
     config: Path | None = typer.Option(
         None, "--config", help="the run's config (reasoning audit and data sources)"
@@ -375,6 +379,45 @@ def regrade(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
             f"{run_dir}: {result.checked:,} answers verified again: "
             f"{_verdict_counts(result.counts)}; {result.changed:,} verdicts changed",
             highlight=False,
+        )
+
+    _guard(go)
+
+
+@app.command()
+def view(
+    run_dirs: list[Path] = typer.Argument(..., help="run directories to show"),
+    port: int = typer.Option(8765, "--port", min=0, max=65535, help="TCP port (0: a free one)"),
+    host: str | None = typer.Option(
+        None, "--host", help="listen on this address instead of 127.0.0.1 (exposes every answer)"
+    ),
+    ready_file: Path | None = typer.Option(None, "--ready-file", hidden=True),
+) -> None:
+    """Serve a read-only web page over runs: overview, calls, one call, report (docs/view.md)."""
+
+    def go() -> None:
+        from evaltally.view import LOOPBACK, serve
+
+        if host is not None and host != LOOPBACK:
+            err.print(
+                f"warning: listening on {host}: anyone who can reach it reads every prompt and "
+                "answer of these runs (there is no login); the default is 127.0.0.1",
+                highlight=False,
+                markup=False,
+            )
+
+        def say(line: str) -> None:
+            out.print(line, highlight=False, markup=False)
+
+        asyncio.run(
+            serve(
+                run_dirs,
+                host=host or LOOPBACK,
+                port=port,
+                ready_file=ready_file,
+                say=say,
+                host_checked=host is None,
+            )
         )
 
     _guard(go)

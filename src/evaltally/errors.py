@@ -10,7 +10,8 @@
     ├── ProviderError              a provider answered in a way the adapter cannot use
     ├── CredentialError            a key or credential variable is missing
     ├── BenchmarkError             a benchmark broke its contract or raised on one call
-    └── SandboxError               service code from a data file failed or exceeded its limits
+    ├── SandboxError               service code from a data file failed or exceeded its limits
+    └── ViewError                  `tally view` cannot serve (port taken, bad address)
 
 Foreign exceptions (aiohttp, sqlite3, orjson, OSError) are translated at the module that meets
 them, so callers only ever catch these.
@@ -71,3 +72,7 @@ class BenchmarkError(EvaltallyError):
 
 class SandboxError(EvaltallyError):
     """Untrusted service code failed, timed out or exceeded its limits in its sandbox."""
+
+
+class ViewError(EvaltallyError):
+    """`tally view` cannot start serving (the port is taken, the address is not local)."""

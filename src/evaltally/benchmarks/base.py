@@ -271,6 +271,13 @@ class Benchmark(ABC):
         return []
 
 
+    def shown_answers(self, call: PlannedCall, earlier: Sequence[StepAnswer]) -> dict[int, str]:
+        """Where the chain's own earlier answers appear in this call's prompt: step -> the
+        exact text of the rendered messages that carries that step's answer (`tally view`
+        highlights it). Empty for a benchmark whose prompts never show earlier answers."""
+        return {}
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as fh:

@@ -21,16 +21,28 @@ EXPORT_SCHEMA_VERSION = 1
 ExportRow = dict[str, Any]
 """One export row (fields in docs/export.md); `enrich` receives it and returns extra fields."""
 
-_QUERY = """
+
+def latest_outcome_seq(call_id: str) -> str:
+    """SQL: the seq of the latest outcome row of the call whose id is the expression `call_id`.
+    The one definition of "the current outcome of a planned call" (export, `tally view`)."""
+    return f"(SELECT max(x.seq) FROM outcomes x WHERE x.call_id = {call_id})"
+
+
+# Joins each planned row `p` to its current outcome `o` (none for a call never finished).
+LATEST_OUTCOME = f"LEFT JOIN outcomes o ON o.seq = {latest_outcome_seq('p.call_id')}\n"
+
+_SELECT = (
+    """
 SELECT p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.protocol, p.item_id, p.sample,
        p.spec_json, o.status, o.raw_text, o.parsed_json, o.parse_path,
        o.input_tokens, o.output_tokens, o.reasoning_tokens, o.cached_tokens,
        o.latency_ms, o.request_hash, o.reason,
        (SELECT count(*) FROM attempts a WHERE a.call_id = p.call_id AND a.kind = 'start')
 FROM planned p
-LEFT JOIN outcomes o ON o.seq = (SELECT max(x.seq) FROM outcomes x WHERE x.call_id = p.call_id)
-ORDER BY p.model, p.benchmark, p.protocol, p.chain_id, p.step
 """
+    + LATEST_OUTCOME
+)
+_QUERY = _SELECT + "ORDER BY p.model, p.benchmark, p.protocol, p.chain_id, p.step"
 
 
 def export_run(
@@ -72,6 +84,12 @@ def export_run(
         with contextlib.suppress(OSError):
             tmp.unlink()
     return n
+
+
+def call_record(conn: sqlite3.Connection, call_id: str) -> ExportRow | None:
+    """The export row of one planned call, without benchmark fields (`tally view` shows it)."""
+    row = conn.execute(_SELECT + "WHERE p.call_id = ?", (call_id,)).fetchone()
+    return None if row is None else _record(row)
 
 
 def _record(row: tuple[Any, ...]) -> ExportRow:

@@ -39,6 +39,8 @@ class RunStatus:
     overall: StatusCounts = field(default_factory=StatusCounts)
     by_model: dict[str, StatusCounts] = field(default_factory=dict)
     by_benchmark: dict[str, StatusCounts] = field(default_factory=dict)
+    by_model_benchmark: dict[str, dict[str, StatusCounts]] = field(default_factory=dict)
+    """model -> benchmark -> counts (the cells of the two breakdowns above)."""
     attempts: int = 0
     """HTTP attempts started, across all sessions."""
     retried_attempts: int = 0
@@ -58,18 +60,20 @@ class RunStatus:
         return asdict(self)
 
 
-def run_status(run_dir: Path) -> RunStatus:
+def run_status(run_dir: Path, *, probe_lock: bool = True) -> RunStatus:
+    """`probe_lock=False` leaves `live` unset: the probe briefly takes the run lock, which a
+    reader polling every few seconds (`tally view`) must never do while a writer may start."""
     path = ledger_path(Path(run_dir))
     conn = connect_ro(path)
     try:
-        return _status(conn, Path(run_dir))
+        return _status(conn, Path(run_dir), probe_lock)
     except sqlite3.Error as exc:
         raise translate(exc, path, "read the run status") from exc
     finally:
         conn.close()
 
 
-def _status(conn: sqlite3.Connection, run_dir: Path) -> RunStatus:
+def _status(conn: sqlite3.Connection, run_dir: Path, probe_lock: bool) -> RunStatus:
     version = conn.execute("SELECT coalesce(max(version), 0) FROM migrations").fetchone()[0]
     st = RunStatus(run_dir=str(run_dir), schema_version=int(version))
     rows = conn.execute(
@@ -81,6 +85,7 @@ def _status(conn: sqlite3.Connection, run_dir: Path) -> RunStatus:
         st.overall.add(status, n)
         st.by_model.setdefault(model, StatusCounts()).add(status, n)
         st.by_benchmark.setdefault(bench, StatusCounts()).add(status, n)
+        st.by_model_benchmark.setdefault(model, {}).setdefault(bench, StatusCounts()).add(status, n)
     st.attempts, st.retried_attempts, st.interrupted_attempts = conn.execute(
         "SELECT coalesce(sum(kind = 'start'), 0), coalesce(sum(kind = 'start' AND attempt > 1), 0),"
         " coalesce(sum(kind = 'interrupted'), 0) FROM attempts"
@@ -90,7 +95,7 @@ def _status(conn: sqlite3.Connection, run_dir: Path) -> RunStatus:
         " coalesce(sum(reasoning_tokens), 0), coalesce(sum(cached_tokens), 0) FROM outcomes"
     ).fetchone()
     st.sessions = conn.execute("SELECT count(*) FROM sessions WHERE kind = 'start'").fetchone()[0]
-    st.live = lock_holder(run_dir)
+    st.live = lock_holder(run_dir) if probe_lock else None
     return st
 
 
@@ -107,3 +112,33 @@ def latest_meta(run_dir: Path, key: str) -> Any:
     finally:
         conn.close()
     return None if row is None else orjson.loads(row[0])
+
+
+@dataclass(slots=True)
+class LaneAttempts:
+    """HTTP attempts of one model's lane, across all sessions."""
+
+    attempts: int = 0
+    retried: int = 0
+    """Attempts with attempt number > 1."""
+    rate_limited: int = 0
+    """Attempts the provider answered with HTTP 429."""
+    interrupted: int = 0
+
+
+def attempts_by_model(run_dir: Path) -> dict[str, LaneAttempts]:
+    path = ledger_path(Path(run_dir))
+    conn = connect_ro(path)
+    try:
+        rows = conn.execute(
+            "SELECT p.model, coalesce(sum(a.kind = 'start'), 0),"
+            " coalesce(sum(a.kind = 'start' AND a.attempt > 1), 0),"
+            " coalesce(sum(a.kind = 'end' AND a.http_status = 429), 0),"
+            " coalesce(sum(a.kind = 'interrupted'), 0)"
+            " FROM attempts a JOIN planned p ON p.call_id = a.call_id GROUP BY p.model"
+        ).fetchall()
+    except sqlite3.Error as exc:
+        raise translate(exc, path, "count the attempts") from exc
+    finally:
+        conn.close()
+    return {model: LaneAttempts(*counts) for model, *counts in rows}

@@ -16,7 +16,7 @@ from typing import Any
 from evaltally.audit import reasoning_against_request
 from evaltally.benchmarks.registry import get_kind, kind_names
 from evaltally.errors import DataError
-from evaltally.jsonl import read_objects
+from evaltally.ledger.export_formats import read_export
 from evaltally.report.files import markdown, write_report
 from evaltally.report.section import Grader, GradeSettings, Section
 
@@ -111,7 +111,7 @@ def grade_export(
     `data_sources` (benchmark label -> kind and files with SHA-256, as the run recorded them)
     is shown when known."""
     rows = _Rows(Path(export))
-    for lineno, row in read_objects(Path(export), "export"):
+    for lineno, row in enumerate(read_export(Path(export)), 1):
         rows.add(lineno, row)
     if not rows.graders:
         raise DataError(

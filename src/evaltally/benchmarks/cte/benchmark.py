@@ -181,6 +181,16 @@ class CteBenchmark(Benchmark):
             line = self._predicted[key] = _prediction_line(scenario, j, answer)
         return line
 
+    def shown_answers(self, call: PlannedCall, earlier: Sequence[StepAnswer]) -> dict[int, str]:
+        # Only a free rollout shows the model's own predictions: the last WINDOW lines of the
+        # history, so steps i-20 .. i-1 (an earlier one has scrolled out of the window).
+        if call.protocol != "free_rollout":
+            return {}
+        scenario, i = self._scenario(call)
+        first = max(0, i - int(call.spec.get("window", WINDOW)))
+        last = min(i, len(earlier))  # a call not yet rendered may lack earlier answers
+        return {j: self._prediction_line(scenario, j, earlier[j]) for j in range(first, last)}
+
     def estimate_messages(self, call: PlannedCall) -> list[Message]:
         # Before anything ran there are no predictions; true responses have the same shape.
         scenario, i = self._scenario(call)

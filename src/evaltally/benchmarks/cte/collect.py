@@ -13,7 +13,7 @@ from typing import Any
 
 from evaltally.benchmarks.cte.grade import GradedCall, value_match
 from evaltally.errors import DataError
-from evaltally.jsonl import read_objects
+from evaltally.ledger.export_formats import read_export
 
 ORACLE_FIELDS = ("scenario_id", "service", "intervention_kind", "future_index", "target")
 GroupKey = tuple[str, str, str]
@@ -78,7 +78,7 @@ def is_cte_row(row: dict[str, Any]) -> bool:
 def collect(path: Path) -> Collected:
     """The CTE rows of an export file (other benchmarks' rows are left out)."""
     out = Collected()
-    for lineno, row in read_objects(path, "export"):
+    for lineno, row in enumerate(read_export(path), 1):
         if not is_cte_row(row):
             continue
         try:

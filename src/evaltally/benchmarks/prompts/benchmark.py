@@ -66,6 +66,10 @@ class PromptsBenchmark(Benchmark):
     def render(self, call: PlannedCall, earlier: Sequence[StepAnswer]) -> list[Message]:
         return texts.render(self.items[call.item_id], call.step, [a.raw_text for a in earlier])
 
+    def shown_answers(self, call: PlannedCall, earlier: Sequence[StepAnswer]) -> dict[int, str]:
+        # A turns chain appends every earlier answer as an assistant message (see render).
+        return {a.step: a.raw_text for a in earlier[: call.step] if a.raw_text}
+
     def parse(self, call: PlannedCall, text: str) -> ParseResult:
         if self.options.parse == "text":
             return ParseResult(ok=True, value=text, path="text")

@@ -1,0 +1,113 @@
+"""The overview page's data: status counts per model (lane) and benchmark, attempts, spend,
+the reasoning audit, and, while a session drives the run, its progress and rate.
+
+Counts come from `ledger.status` and spend from `audit`, the same code as `tally status`. That
+aggregate reads the whole ledger (seconds on a million calls), so it is recomputed in the
+background when the ledger changed (`ViewRun.latest`); liveness and the rate are read fresh on
+every request with a few point lookups.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import asdict
+from typing import Any
+
+from evaltally.audit import audit_run
+from evaltally.ledger.status import attempts_by_model, run_status
+from evaltally.view.runs import ViewRun, live_session
+
+RATE_WINDOW_S = 60.0
+# How long a request waits for the aggregate before answering with the previous one.
+AGGREGATE_WAIT_S = 1.5
+
+
+def overview(run: ViewRun) -> dict[str, Any]:
+    started = time.perf_counter()
+    aggregate, counted_at, recounting = run.latest(
+        "overview", lambda: _aggregate(run), AGGREGATE_WAIT_S
+    )
+    with run.read("read the run's progress") as conn:
+        live = live_session(conn)
+        recent = finished_since(conn, time.time() - RATE_WINDOW_S)
+    data: dict[str, Any] = {"run": run.name, "run_dir": str(run.run_dir), "totals": None}
+    if aggregate is not None:
+        data.update(aggregate)
+    data.update(live=live, counted_at=counted_at, counting=recounting)
+    data["elapsed_ms"] = (time.perf_counter() - started) * 1000.0
+    if aggregate is None:
+        return data
+    totals = data["totals"]
+    done = totals["planned"] - totals["unfinished"]
+    rate = recent / RATE_WINDOW_S * 60.0
+    data["progress"] = {
+        "done": done,
+        "planned": totals["planned"],
+        "per_minute": rate,
+        "eta_s": totals["unfinished"] / rate * 60.0 if rate > 0 and live else None,
+    }
+    return data
+
+
+def _aggregate(run: ViewRun) -> dict[str, Any]:
+    status = run_status(run.run_dir, probe_lock=False)
+    attempts = attempts_by_model(run.run_dir)
+    config = run.config()
+    audits = {a.model: a for a in audit_run(run.run_dir, config)} if config else {}
+    providers = {m.key: f"{m.provider} / {m.model}" for m in config.models} if config else {}
+    lanes = []
+    for model, counts in status.by_model.items():
+        audit = audits.get(model)
+        lanes.append(
+            {
+                "model": model,
+                "provider": providers.get(model),
+                "counts": asdict(counts),
+                "attempts": asdict(attempts[model]) if model in attempts else None,
+                "audit": audit.as_dict() if audit else None,
+                "audit_message": audit.message() if audit and audit.flagged else None,
+            }
+        )
+    cells = [
+        {"model": model, "benchmark": bench, "counts": asdict(counts)}
+        for model, by_bench in status.by_model_benchmark.items()
+        for bench, counts in by_bench.items()
+    ]
+    return {
+        "schema_version": status.schema_version,
+        "sessions": status.sessions,
+        "totals": asdict(status.overall),
+        "tokens": {
+            "input": status.input_tokens,
+            "output": status.output_tokens,
+            "reasoning": status.reasoning_tokens,
+            "cached": status.cached_tokens,
+        },
+        "attempts": {
+            "attempts": status.attempts,
+            "retried": status.retried_attempts,
+            "interrupted": status.interrupted_attempts,
+        },
+        "lanes": lanes,
+        "cells": cells,
+        "note": run.config_note,
+    }
+
+
+def finished_since(conn: sqlite3.Connection, since: float) -> int:
+    """Outcome rows recorded at or after `since`. Outcome seqs have no gaps and their times
+    rise with seq (one writer stamps them in order), so a binary search of a few point
+    lookups replaces a scan of the whole table."""
+    last = conn.execute("SELECT max(seq) FROM outcomes").fetchone()[0]
+    if last is None:
+        return 0
+    lo, hi = 1, int(last) + 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        row = conn.execute("SELECT at FROM outcomes WHERE seq = ?", (mid,)).fetchone()
+        if row is not None and row[0] >= since:
+            hi = mid
+        else:
+            lo = mid + 1
+    return int(last) - lo + 1

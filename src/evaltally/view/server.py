@@ -1,0 +1,68 @@
+"""Start `tally view`: bind, say where, serve until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from aiohttp import web
+
+from evaltally.errors import ViewError
+from evaltally.view.app import make_app
+from evaltally.view.runs import open_runs
+
+LOOPBACK = "127.0.0.1"
+
+
+def _allowed_hosts(host: str, port: int) -> set[str]:
+    names = {host, "localhost", LOOPBACK} if host == LOOPBACK else {host}
+    return {f"{name}:{port}" for name in names}
+
+
+async def serve(
+    run_dirs: Sequence[Path],
+    *,
+    host: str = LOOPBACK,
+    port: int,
+    ready_file: Path | None = None,
+    say: Callable[[str], None] = print,
+    host_checked: bool = True,
+) -> None:
+    """Serve the runs until a signal. `host_checked=False` accepts any Host header (used with
+    an explicit --host, where the page is reached under a name this process cannot know)."""
+    runs = open_runs(run_dirs)
+    allowed: set[str] | None = set() if host_checked else None
+    runner = web.AppRunner(make_app(runs, allowed), access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        try:
+            await site.start()
+        except OSError as exc:
+            raise ViewError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}; "
+                "choose another port with --port (0 picks a free one)"
+            ) from exc
+        bound = _bound_port(runner, port)
+        if allowed is not None:
+            allowed.update(_allowed_hosts(host, bound))
+        url = f"http://{host}:{bound}/"
+        say(f"serving {', '.join(runs)} on {url} (read-only; Ctrl-C stops)")
+        if ready_file is not None:
+            await asyncio.to_thread(ready_file.write_text, url.rstrip("/") + "\n")
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+    finally:
+        await runner.cleanup()
+
+
+def _bound_port(runner: web.AppRunner, asked: int) -> int:
+    for addr in runner.addresses:
+        if isinstance(addr, tuple) and len(addr) >= 2:
+            return int(addr[1])
+    return asked
