@@ -270,7 +270,6 @@ class Benchmark(ABC):
         """The files the items came from, with their SHA-256 (recorded at plan time)."""
         return []
 
-
     def shown_answers(self, call: PlannedCall, earlier: Sequence[StepAnswer]) -> dict[int, str]:
         """Where the chain's own earlier answers appear in this call's prompt: step -> the
         exact text of the rendered messages that carries that step's answer (`tally view`
