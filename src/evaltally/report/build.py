@@ -100,14 +100,14 @@ def grade_export(
     out_dir: Path | None = None,
     *,
     requested_reasoning: Mapping[str, str] | None = None,
-    resamples: int = 2000,
+    resamples: int | None = None,
     seed: int = 0,
     plot: bool = True,
     data_sources: Mapping[str, Any] | None = None,
 ) -> ReportResult:
     """Grade every row of `export` by its kind; write report files into `out_dir` if given.
     `data_sources` (benchmark label -> kind and files with SHA-256, as the run recorded them)
-    is shown when known."""
+    is shown when known. `resamples` None: each kind's own default (`BenchmarkKind.resamples`)."""
     rows = _Rows(Path(export))
     for lineno, row in read_objects(Path(export), "export"):
         rows.add(lineno, row)
@@ -116,10 +116,14 @@ def grade_export(
             f"{export}: no gradable rows (rows need the fields of docs/export.md, including "
             "benchmark_kind)"
         )
-    settings = GradeSettings(resamples=resamples, seed=seed)
     order = {name: i for i, name in enumerate(kind_names())}
     sections = [
-        rows.graders[k].section(settings) for k in sorted(rows.graders, key=order.__getitem__)
+        rows.graders[k].section(
+            GradeSettings(
+                resamples=get_kind(k).resamples if resamples is None else resamples, seed=seed
+            )
+        )
+        for k in sorted(rows.graders, key=order.__getitem__)
     ]
     audit = reasoning_audit(rows.reasoning, requested_reasoning)
     data: dict[str, Any] = {
