@@ -14,6 +14,7 @@ reported; default the first two run), `variants` (report variants compared on co
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,7 @@ from evaltally.records import Message, PlannedCall, content_hash
 
 from .baselines import JUDGE, OBSERVER, OFFLINE_PREDICTORS
 from .chain import judge_messages, observer_messages
-from .data import EXAMPLE, Dataset, Probe, View, load_dataset, resolve
+from .data import EXAMPLE, Dataset, InvalidProbe, Probe, View, load_dataset, resolve
 from .parse import parse_observer, parse_verdict
 
 ROLES = (OBSERVER, JUDGE)
@@ -188,15 +189,16 @@ class CtxgapBenchmark(Benchmark):
             },
             # The benchmark's list, once per binding (on its first observer step): a row per
             # planned call cannot carry the probes that were never planned.
-            "invalid_probes": self._invalid() if first and call.role == OBSERVER else None,
+            "invalid_probes": (
+                [dataclasses.asdict(i) for i in self.invalid()]
+                if first and call.role == OBSERVER
+                else None
+            ),
         }
 
-    def _invalid(self) -> list[dict[str, Any]]:
-        return [
-            {"probe_id": i.probe_id, "view": i.view, "reason": i.reason}
-            for i in self.dataset.invalid()
-            if i.view is None or i.view in self.views
-        ]
+    def invalid(self) -> list[InvalidProbe]:
+        """The data's invalid probes that concern the views run."""
+        return [i for i in self.dataset.invalid() if i.view is None or i.view in self.views]
 
 
 def _unit_hash(probe: Probe, view: View) -> str:
