@@ -1,0 +1,106 @@
+"""configs/ctxgap-example.toml through the real runner, as `make demo` runs CTE: no key, no
+network. The stand-ins' numbers are known in advance (the ceiling 100%, the floor 0%) or
+recomputed here from the data by an independent reading of the formulas (the verbatim reader);
+`tally report RUN` and `tally grade EXPORT` give identical sections."""
+
+from __future__ import annotations
+
+from fractions import Fraction as F
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from evaltally.benchmarks.ctxgap.data import Dataset, load_dataset
+from testkit import REPO, tally
+
+
+def _run_example(tmp_path: Path) -> Path:
+    text = (REPO / "configs" / "ctxgap-example.toml").read_text()
+    config = tmp_path / "ctxgap-example.toml"
+    config.write_text(text.replace('runs_dir = "../runs"', 'runs_dir = "runs"'))
+    result = tally("run", str(config))
+    assert result.returncode == 0, result.stderr
+    assert "exact_match: 258 finished this session: ok 258" in result.stdout
+    return tmp_path / "runs" / "ctxgap-example"
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.casefold().split()).strip(" .")
+
+
+def _verbatim_accuracy(ds: Dataset, views: tuple[str, ...], scored: str) -> F:
+    """Equal-task accuracy of the verbatim reader in `scored`, over the probes planned in every
+    one of `views`, with category weights counted over those probes."""
+    planned: dict[str, set[str]] = {}
+    for p, v in ds.planned():
+        planned.setdefault(p.probe_id, set()).add(v.name)
+    probes = [p for p in ds.probes if set(views) <= planned.get(p.probe_id, set())]
+    weight = {}
+    for c in {p.category for p in probes}:
+        mine = [p for p in probes if p.category == c]
+        atoms = {(p.task_id, p.atom_id) for p in mine if p.importance >= 2}
+        weight[c] = F(len(atoms), len(mine))
+    per_task = []
+    for task in sorted({p.task_id for p in probes}):
+        num = den = F(0)
+        for p in (p for p in probes if p.task_id == task):
+            text = ds.views[(p.task_id, p.checkpoint)][scored].text
+            num += weight[p.category] * (_flat(p.reference) in _flat(text))
+            den += weight[p.category]
+        per_task.append(num / den)
+    return sum(per_task, F(0)) / len(per_task)
+
+
+def _binding(section: dict[str, Any], observer: str) -> dict[str, Any]:
+    (bench,) = section["benchmarks"]
+    found = [b for b in bench["bindings"] if b["observer_model"] == observer]
+    assert len(found) == 1 and found[0]["judge_model"] == "exact_match"
+    return dict(found[0])
+
+
+def test_example_run_reports_the_stand_ins_known_numbers(tmp_path: Path) -> None:
+    run_dir = _run_example(tmp_path)
+    report = tally("report", str(run_dir))
+    assert report.returncode == 0, report.stderr
+    doc = orjson.loads((run_dir / "report.json").read_bytes())
+    section = doc["sections"]["ctxgap"]
+    assert section["bootstrap"]["resamples"] == 10_000
+    for observer, expected in (("reference", 1.0), ("dont_know", 0.0)):
+        b = _binding(section, observer)
+        for analysis in (*b["by_view"], b["gap"], b["variants"]):
+            for v in analysis["views"]:
+                assert analysis["accuracy"][v]["value"] == expected
+                assert analysis["coverage"][v] == 1.0
+    ds = load_dataset("example")
+    b = _binding(section, "verbatim")
+    for one in b["by_view"]:
+        (v,) = one["views"]
+        assert one["accuracy"][v]["value"] == pytest.approx(float(_verbatim_accuracy(ds, (v,), v)))
+    gap = b["gap"]
+    want = _verbatim_accuracy(ds, ("U", "T_full"), "T_full") - _verbatim_accuracy(
+        ds, ("U", "T_full"), "U"
+    )
+    assert gap["differences"][0]["value"] == pytest.approx(float(want))
+    variants = b["variants"]
+    assert variants["views"] == ["U", "public", "T_full"] and variants["n_probes"] == 28
+    trio = ("U", "public", "T_full")
+    assert variants["accuracy"]["public"]["value"] == pytest.approx(
+        float(_verbatim_accuracy(ds, trio, "public"))
+    )
+    (bench,) = section["benchmarks"]
+    assert [i["probe_id"] for i in bench["invalid_probes"]] == [
+        "t1-cp2-latency", "t2-final-duration", "t3-final-warning"
+    ]  # fmt: skip
+    sources = doc["data_sources"]["ctxgap"]
+    assert sources["kind"] == "ctxgap" and len(sources["files"]) == 9
+    md = (run_dir / "report.md").read_text()
+    assert "## CTXGAP" in md and "### Information gap (observer verbatim, judge exact_match)" in md
+
+    export = tmp_path / "export.jsonl"
+    assert tally("export", str(run_dir), "-o", str(export)).returncode == 0
+    graded = tally("grade", str(export), "-o", str(tmp_path / "graded"))
+    assert graded.returncode == 0, graded.stderr
+    again = orjson.loads((tmp_path / "graded" / "report.json").read_bytes())
+    assert again["sections"] == doc["sections"]
