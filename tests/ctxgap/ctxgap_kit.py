@@ -1,12 +1,19 @@
-"""Helpers of the CTXGAP tests: data directories written from Python lists, and the
-hand-computed fixture of test_ctxgap_stats.py as unit rows or as export rows."""
+"""Helpers of the CTXGAP tests: data directories written from Python lists, the hand-computed
+fixture of test_ctxgap_stats.py as unit rows or as export rows, sweep configs, the leak checker
+of observer inputs, and an independent reading of the accuracy formula."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from evaltally.benchmarks.ctxgap.chain import OBSERVER_ROW_FIELDS
+from evaltally.benchmarks.ctxgap.data import Dataset, Probe, View, example_dir
+from evaltally.prompts.ctxgap import OBSERVER_PROMPT_VERSION, render_observer
 
 Rows = list[dict[str, Any]]
 
@@ -146,3 +153,83 @@ def write_sweep(
     path = tmp_path / f"{name}.toml"
     path.write_text(text)
     return path
+
+
+SECRET_KEYS = {"reference", "importance", "category", "atom_id", "verdict", "note", "invalid"}
+
+
+def keys(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        return set(value) | {k for v in value.values() for k in keys(v)}
+    if isinstance(value, list):
+        return {k for v in value for k in keys(v)}
+    return set()
+
+
+def _secrets(ds: Dataset) -> list[str]:
+    """Every text an observer must not see: references and the labelers' notes."""
+    notes = []
+    for line in (example_dir() / "labels.jsonl").read_text().splitlines():
+        if line and not line.startswith("#"):
+            notes.append(orjson.loads(line).get("note"))
+    return [p.reference for p in ds.probes] + [n for n in notes if n]
+
+
+def leaks(row: dict[str, Any], ds: Dataset) -> list[str]:
+    """Problems of one exported row, checked field by field."""
+    probes = {p.probe_id: p for p in ds.probes}
+    problems = []
+    if tuple(row) != OBSERVER_ROW_FIELDS:
+        problems.append(f"fields {tuple(row)}")
+    probe = probes.get(row.get("probe_id", ""))
+    if probe is None:
+        return [*problems, "unknown probe"]
+    view = ds.views[(probe.task_id, probe.checkpoint)].get(row.get("view", ""))
+    if view is None or probe.invalid_reason(view.name) is not None:
+        return [*problems, "not a planned (probe, view)"]
+    expected = {
+        "probe_id": probe.probe_id,
+        "task_id": probe.task_id,
+        "checkpoint": probe.checkpoint,
+        "view": view.name,
+        "prompt_version": OBSERVER_PROMPT_VERSION,
+        "question": probe.question,
+        "view_text": view.text,
+        "messages": render_observer(question=probe.question, view_text=view.text),
+    }
+    problems += [f"field {k}" for k in row if row[k] != expected.get(k)]
+    problems += [f"secret key {k}" for k in keys(row) & SECRET_KEYS]
+    # The other fields were compared with their public values above; in the messages, what is
+    # left once the two public inputs are cut out is the prompt's own wording, where no
+    # reference or note may be found.
+    for message in row.get("messages", []):
+        residue = str(message.get("content", "")).replace(view.text, "").replace(probe.question, "")
+        problems += [f"secret text {s!r}" for s in _secrets(ds) if s in residue]
+    return problems
+
+
+def accuracy(
+    ds: Dataset, views: tuple[str, ...], scored: str, score: Callable[[Probe, View], Fraction]
+) -> Fraction:
+    """Equal-task, intention-to-evaluate accuracy of view `scored` over the probes planned in
+    every one of `views`, with category weights counted over those probes; `score` gives each
+    unit's score (0 for one that is not scored). Written from docs/ctxgap.md, independently of
+    benchmarks/ctxgap/stats.py."""
+    planned: dict[str, set[str]] = {}
+    for p, v in ds.planned():
+        planned.setdefault(p.probe_id, set()).add(v.name)
+    probes = [p for p in ds.probes if set(views) <= planned.get(p.probe_id, set())]
+    weight = {}
+    for c in {p.category for p in probes}:
+        mine = [p for p in probes if p.category == c]
+        atoms = {(p.task_id, p.atom_id) for p in mine if p.importance >= 2}
+        weight[c] = Fraction(len(atoms), len(mine))
+    per_task = []
+    for task in sorted({p.task_id for p in probes}):
+        num = den = Fraction(0)
+        for p in (p for p in probes if p.task_id == task):
+            num += weight[p.category] * score(p, ds.views[(p.task_id, p.checkpoint)][scored])
+            den += weight[p.category]
+        if den:
+            per_task.append(num / den)
+    return sum(per_task, Fraction(0)) / len(per_task)

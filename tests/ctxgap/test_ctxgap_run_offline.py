@@ -11,8 +11,9 @@ from typing import Any
 
 import orjson
 import pytest
+from ctxgap_kit import accuracy
 
-from evaltally.benchmarks.ctxgap.data import Dataset, load_dataset
+from evaltally.benchmarks.ctxgap.data import Dataset, Probe, View, load_dataset
 from testkit import REPO, tally
 
 
@@ -30,27 +31,13 @@ def _flat(text: str) -> str:
     return " ".join(text.casefold().split()).strip(" .")
 
 
+def _verbatim(p: Probe, v: View) -> F:
+    """The verbatim reader's score under the exact-match judge."""
+    return F(int(_flat(p.reference) in _flat(v.text)))
+
+
 def _verbatim_accuracy(ds: Dataset, views: tuple[str, ...], scored: str) -> F:
-    """Equal-task accuracy of the verbatim reader in `scored`, over the probes planned in every
-    one of `views`, with category weights counted over those probes."""
-    planned: dict[str, set[str]] = {}
-    for p, v in ds.planned():
-        planned.setdefault(p.probe_id, set()).add(v.name)
-    probes = [p for p in ds.probes if set(views) <= planned.get(p.probe_id, set())]
-    weight = {}
-    for c in {p.category for p in probes}:
-        mine = [p for p in probes if p.category == c]
-        atoms = {(p.task_id, p.atom_id) for p in mine if p.importance >= 2}
-        weight[c] = F(len(atoms), len(mine))
-    per_task = []
-    for task in sorted({p.task_id for p in probes}):
-        num = den = F(0)
-        for p in (p for p in probes if p.task_id == task):
-            text = ds.views[(p.task_id, p.checkpoint)][scored].text
-            num += weight[p.category] * (_flat(p.reference) in _flat(text))
-            den += weight[p.category]
-        per_task.append(num / den)
-    return sum(per_task, F(0)) / len(per_task)
+    return accuracy(ds, views, scored, _verbatim)
 
 
 def _binding(section: dict[str, Any], observer: str) -> dict[str, Any]:
