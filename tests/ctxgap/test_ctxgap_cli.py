@@ -7,11 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import orjson
+import pytest
 from ctxgap_kit import probe, view, write_rows, write_sweep
 from typer.testing import CliRunner
 
 from evaltally.benchmarks.ctxgap.cli import app
-from testkit import tally
+from testkit import REPO, tally
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -129,3 +130,12 @@ def test_export_observer_inputs_needs_exactly_one_source(tmp_path: Path) -> None
     out = str(tmp_path / "y.jsonl")
     code, output = invoke("export-observer-inputs", "--run", str(tmp_path / "nope"), "-o", out)
     assert code == 2 and "not a run directory" in output
+
+
+@pytest.mark.parametrize(
+    ("config", "calls"), [("ctxgap-example.toml", 516), ("ctxgap-rehearsal.toml", 172)]
+)
+def test_shipped_configs_plan(config: str, calls: int) -> None:
+    result = tally("plan", str(REPO / "configs" / config))
+    assert result.returncode == 0, result.stderr
+    assert f"total planned calls: {calls:,} (nothing was sent)" in result.stdout
