@@ -84,6 +84,7 @@ def rows(observer: str = "obs", outcome: str | None = None) -> list[dict[str, An
     return out
 
 
+ORACLE = ("probe_id", "task_id", "checkpoint", "category", "view", "importance", "atom_id")
 ANALYSIS = {"views": ["U", "T", "P"], "gap": ["U", "T"], "variants": None}
 INVALID = [{"probe_id": "x9", "view": None, "reason": "contested reference"}]
 
@@ -93,40 +94,31 @@ def export_rows(
 ) -> list[dict[str, Any]]:
     """The fixture as a run's export would hold it: per unit, the observer's row (step 0) and
     the judge's (step 1) with the oracle fields of docs/ctxgap.md."""
+    index = {p[0]: i for i, p in enumerate(PROBES)}
     out = []
-    for index, (pid, task, cp, cat, imp, atom, scores) in enumerate(PROBES):
-        for view, score in scores.items():
-            statuses = STATUSES.get(str(score), ("ok", "ok"))
-            oracle = {
-                "probe_id": pid,
-                "task_id": task,
-                "checkpoint": cp,
-                "category": cat,
-                "view": view,
-                "importance": imp,
-                "atom_id": atom,
-                "probe_index": index,
-                "analysis": ANALYSIS,
-            }
-            chain = f"{benchmark}-{observer}-{judge}-{pid}-{view}"
-            first = index == 0 and view == "U"
-            answered = (statuses[0] == "ok", statuses == ("ok", "ok"))
-            for step, (role, model) in enumerate((("observer", observer), ("judge", judge))):
-                out.append(
-                    {
-                        "benchmark_kind": "ctxgap",
-                        "benchmark": benchmark,
-                        "chain_id": chain,
-                        "step": step,
-                        "role": role,
-                        "model": model,
-                        "status": statuses[step],
-                        "parsed": (score if step else "an answer") if answered[step] else None,
-                        "usage": None,
-                        **oracle,
-                        "invalid_probes": INVALID if first and step == 0 else None,
-                    }
-                )
+    for unit in rows(observer):
+        oracle = {k: unit[k] for k in ORACLE}
+        pid, view = unit["probe_id"], unit["view"]
+        models = (observer, judge)
+        parsed = ("an answer" if unit["observer_status"] == "ok" else None, unit["verdict"])
+        for step, role in enumerate(("observer", "judge")):
+            out.append(
+                {
+                    "benchmark_kind": "ctxgap",
+                    "benchmark": benchmark,
+                    "chain_id": f"{benchmark}-{observer}-{judge}-{pid}-{view}",
+                    "step": step,
+                    "role": role,
+                    "model": models[step],
+                    "status": unit[f"{role}_status"],
+                    "parsed": parsed[step],
+                    "usage": None,
+                    **oracle,
+                    "probe_index": index[pid],
+                    "analysis": ANALYSIS,
+                    "invalid_probes": INVALID if (pid, view, step) == ("a1", "U", 0) else None,
+                }
+            )
     return out
 
 

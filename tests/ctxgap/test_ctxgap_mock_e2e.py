@@ -8,25 +8,19 @@ judge was never sent the view; the report's numbers are what the scripts imply."
 from __future__ import annotations
 
 import hashlib
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
-import urllib.request
 from fractions import Fraction as F
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from ctxgap_kit import SECRET_KEYS, accuracy, keys, leaks
+from ctxgap_kit import SECRET_KEYS, accuracy, keys, leaks, write_sweep
 
 from evaltally.benchmarks.ctxgap.data import Probe, View, load_dataset
 from evaltally.ledger import unpack_body
 from evaltally.prompts.ctxgap import NOT_IN_DOCUMENT, render_judge, render_observer
-from testkit import FAKE_KEY, tally
+from testkit import kill_run_when, mock_model, tally
 
 VOLATILE = {"latency_ms", "attempts"}
 UNITS = 86
@@ -78,24 +72,13 @@ def _script(path: Path, lines: list[dict[str, str]]) -> Path:
     return path
 
 
-def _model(key: str, url: str, limits: str) -> str:
-    return (
-        f'[[models]]\nkey = "{key}"\nprovider = "openai"\nmodel = "{key}-model"\n'
-        f'base_url = "{url}/v1"\napi_key_env = "EVALTALLY_TEST_KEY"\n'
-        f"[models.params]\ntemperature = 0.0\nmax_tokens = 64\n[models.limits]\n{limits}\n"
-    )
-
-
 def _config(tmp_path: Path, name: str, observer_url: str, judge_url: str) -> Path:
-    path = tmp_path / f"{name}.toml"
-    path.write_text(
-        f'[run]\nname = "{name}"\nruns_dir = "runs"\n\n'
-        + _model("observer", observer_url, "concurrency = 4")
-        + _model("judge", judge_url, "concurrency = 3\nrpm = 6000")
-        + '[[benchmarks]]\nkind = "ctxgap"\ndata = "example"\n'
-        + '[benchmarks.roles]\nobserver = ["observer"]\njudge = ["judge"]\n'
+    models = mock_model("observer", observer_url, "concurrency = 4") + mock_model(
+        "judge", judge_url, "concurrency = 3\nrpm = 6000"
     )
-    return path
+    return write_sweep(
+        tmp_path, models=models, observers=("observer",), judges=("judge",), name=name
+    )
 
 
 def _query(db_path: Path, sql: str) -> list[Any]:
@@ -137,28 +120,12 @@ def _stable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in r.items() if k not in VOLATILE} for r in rows]
 
 
-def _reset(base_url: str) -> None:
-    request = urllib.request.Request(base_url + "/stats/reset", data=b"", method="POST")
-    with urllib.request.urlopen(request, timeout=5):
-        pass
-
-
 def _kill_between_steps(config: Path, run_dir: Path) -> None:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evaltally", "run", str(config)],
-        env={**os.environ, "EVALTALLY_TEST_KEY": FAKE_KEY},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    db = run_dir / "ledger.sqlite"
-    while proc.poll() is None and time.monotonic() < deadline:
-        judged, waiting = _between_steps(db)
-        if judged >= 6 and waiting >= 3:
-            break
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    def ready() -> bool:
+        judged, waiting = _between_steps(run_dir / "ledger.sqlite")
+        return judged >= 6 and waiting >= 3
+
+    kill_run_when(config, ready)
 
 
 def _sent(db_path: Path, step: int) -> list[tuple[str, str, dict[str, Any]]]:
@@ -253,8 +220,8 @@ def test_scripted_observer_and_judge_on_two_endpoints_kill_between_steps_and_res
     assert observer.stats()["by_model"] == {"observer-model": UNITS}
     assert judge.stats()["by_model"] == {"judge-model": UNITS}
 
-    _reset(observer.base_url)
-    _reset(judge.base_url)
+    observer.reset_stats()
+    judge.reset_stats()
     run_dir = tmp_path / "runs" / "killed"
     _kill_between_steps(_config(tmp_path, "killed", observer.base_url, judge.base_url), run_dir)
     db = run_dir / "ledger.sqlite"
