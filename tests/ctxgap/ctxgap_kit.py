@@ -136,7 +136,7 @@ def write_sweep(
     name: str = "cg",
 ) -> Path:
     """A sweep config with one ctxgap benchmark; models default to offline stand-ins."""
-    blocks = models or "".join(baseline(k) for k in (*observers, *judges))
+    blocks = models or "".join(baseline(k) for k in dict.fromkeys((*observers, *judges)))
     roles = f"observer = {list(observers)!r}\njudge = {list(judges)!r}\n".replace("'", '"')
     text = (
         f'[run]\nname = "{name}"\nruns_dir = "runs"\n\n{blocks}\n'

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 import pytest
-from ctxgap_kit import accuracy
+from ctxgap_kit import accuracy, write_sweep
 
 from evaltally.benchmarks.ctxgap.data import Dataset, Probe, View, load_dataset
 from testkit import REPO, tally
@@ -91,3 +91,55 @@ def test_example_run_reports_the_stand_ins_known_numbers(tmp_path: Path) -> None
     assert graded.returncode == 0, graded.stderr
     again = orjson.loads((tmp_path / "graded" / "report.json").read_bytes())
     assert again["sections"] == doc["sections"]
+
+
+def test_observers_by_judges_get_a_table_set_per_pairing(tmp_path: Path) -> None:
+    models = "".join(
+        f'[[models]]\nkey = "{key}"\nprovider = "baseline"\nmodel = "{model}"\n'
+        for key, model in (
+            ("reference", "reference"),
+            ("dont_know", "dont_know"),
+            ("judge-a", "exact_match"),
+            ("judge-b", "exact_match"),
+        )
+    )
+    config = write_sweep(
+        tmp_path,
+        'data = "example"\nviews = ["U", "T_full"]',
+        models=models,
+        observers=("reference", "dont_know"),
+        judges=("judge-a", "judge-b"),
+    )
+    assert tally("run", str(config)).returncode == 0
+    report = tally("report", str(tmp_path / "runs" / "cg"), "--resamples", "200")
+    assert report.returncode == 0, report.stderr
+    doc = orjson.loads((tmp_path / "runs" / "cg" / "report.json").read_bytes())
+    (bench,) = doc["sections"]["ctxgap"]["benchmarks"]
+    pairs = {(b["observer_model"], b["judge_model"]): b for b in bench["bindings"]}
+    assert sorted(pairs) == [
+        ("dont_know", "judge-a"), ("dont_know", "judge-b"),
+        ("reference", "judge-a"), ("reference", "judge-b"),
+    ]  # fmt: skip
+    for (observer, _), b in pairs.items():
+        assert b["gap"]["accuracy"]["T_full"]["value"] == (observer == "reference")
+        assert b["gap"]["n_probes"] == 29
+    for observer, judge in pairs:
+        assert f"Information gap (observer {observer}, judge {judge})" in report.stdout
+
+
+def test_failed_steps_stay_in_the_denominator(tmp_path: Path) -> None:
+    # The judge stand-in bound as observer fails every observer step with the reason; the
+    # judge steps are then blocked. Every planned unit is still reported: 0%, coverage 0.
+    config = write_sweep(tmp_path, observers=("exact_match",), judges=("exact_match",))
+    run = tally("run", str(config))
+    assert run.returncode == 3, run.stderr
+    assert "answers judge steps only" in run.stdout + run.stderr
+    report = tally("report", str(tmp_path / "runs" / "cg"), "--resamples", "0")
+    assert report.returncode == 0, report.stderr
+    doc = orjson.loads((tmp_path / "runs" / "cg" / "report.json").read_bytes())
+    ((binding,),) = [b["bindings"] for b in doc["sections"]["ctxgap"]["benchmarks"]]
+    for one in binding["by_view"]:
+        (v,) = one["views"]
+        assert one["accuracy"][v]["value"] == 0.0 and one["coverage"][v] == 0.0
+        assert one["outcomes"][v]["failed"] == one["n_probes"]
+        assert one["scored_only"][v] is None
