@@ -193,10 +193,11 @@ def test_paper_config_plans_10200_per_model_and_protocol(tmp_path: Path) -> None
 
 def test_parse_mode_release_selects_the_release_repair(tmp_path: Path) -> None:
     quoted_brace = '{"msg": "a } b", "n": 1}'
-    assert bench(tmp_path, limit=1).parse(quoted_brace).path == "strict"
+    call = PlannedCall("c", "ch", 0, "m", "cte", "s", 0, "answers_revealed")
+    assert bench(tmp_path, limit=1).parse(call, quoted_brace).path == "strict"
     release = bench(tmp_path, limit=1, parse="release")
-    assert release.parse('{"n": 1}').path == "release"
-    assert not release.parse(quoted_brace).ok
+    assert release.parse(call, '{"n": 1}').path == "release"
+    assert not release.parse(call, quoted_brace).ok
 
 
 def stated_position(user: str) -> str:
