@@ -4,9 +4,12 @@ subprocess, and a handle on a mock provider running in its own process."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +31,11 @@ class MockProcess:
             data: dict[str, Any] = orjson.loads(resp.read())
             return data
 
+    def reset_stats(self) -> None:
+        request = urllib.request.Request(self.base_url + "/stats/reset", data=b"", method="POST")
+        with urllib.request.urlopen(request, timeout=5):
+            pass
+
 
 def write_items(path: Path, n: int, *, turns: int = 0) -> Path:
     lines = []
@@ -39,6 +47,15 @@ def write_items(path: Path, n: int, *, turns: int = 0) -> Path:
         lines.append(orjson.dumps(item).decode())
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def mock_model(key: str, base_url: str, limits: str) -> str:
+    """A `[[models]]` table for an OpenAI-shaped model `<key>-model` on a mock provider."""
+    return (
+        f'[[models]]\nkey = "{key}"\nprovider = "openai"\nmodel = "{key}-model"\n'
+        f'base_url = "{base_url}/v1"\napi_key_env = "EVALTALLY_TEST_KEY"\n'
+        f"[models.params]\nmax_tokens = 32\n[models.limits]\n{limits}\n"
+    )
 
 
 def write_config(
@@ -92,3 +109,19 @@ def tally_background(*args: str) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+
+
+def kill_run_when(config: Path, ready: Callable[[], bool], timeout: float = 60) -> None:
+    """`tally run CONFIG` as a subprocess, killed with SIGKILL as soon as `ready()` holds (or
+    the run ends, or `timeout` seconds pass): a crash at a moment the test chooses."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evaltally", "run", str(config)],
+        env={**os.environ, "EVALTALLY_TEST_KEY": FAKE_KEY},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + timeout
+    while proc.poll() is None and time.monotonic() < deadline and not ready():
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()

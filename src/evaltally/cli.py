@@ -33,6 +33,9 @@ EXIT_VERIFY_FAILED = 4
 EXIT_INTERRUPTED = 130
 # The end-of-run summary names at most this many failed calls; the export has them all.
 MAX_LISTED_FAILURES = 10
+RESAMPLES_HELP = (
+    "bootstrap resamples (default: each benchmark's own, CTE-Bench 2,000, CTXGAP 10,000)"
+)
 
 app = typer.Typer(
     help="Plan-first LLM evaluation sweeps with an append-only ledger and exact resume.",
@@ -305,7 +308,7 @@ def grade(
     config: Path | None = typer.Option(
         None, "--config", help="the run's config (reasoning audit and data sources)"
     ),
-    resamples: int = typer.Option(2000, "--resamples", min=0, help="bootstrap resamples"),
+    resamples: int | None = typer.Option(None, "--resamples", min=0, help=RESAMPLES_HELP),
     seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
 ) -> None:
     """Every benchmark's metrics from an export file alone, by benchmark kind."""
@@ -337,7 +340,7 @@ def grade(
 @app.command()
 def report(
     run_dir: Path = typer.Argument(..., help="run directory"),
-    resamples: int = typer.Option(2000, "--resamples", min=0, help="bootstrap resamples"),
+    resamples: int | None = typer.Option(None, "--resamples", min=0, help=RESAMPLES_HELP),
     seed: int = typer.Option(0, "--seed", help="bootstrap seed"),
 ) -> None:
     """Export the run, grade the export, write report.md/report.json/PNGs into the run."""

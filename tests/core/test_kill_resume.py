@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from testkit import FAKE_KEY, tally, write_config, write_items
+from testkit import FAKE_KEY, kill_run_when, tally, write_config, write_items
 
 # Fields that legitimately differ between an interrupted and an uninterrupted run.
 VOLATILE = {"latency_ms", "attempts"}
@@ -81,19 +81,12 @@ def test_kill_then_resume_is_exact(tmp_path: Path, mock_process: Any, kill_after
     config = _setup(tmp_path, mock.base_url, "killed")
     run_dir = tmp_path / "runs" / "killed"
     db_path = run_dir / "ledger.sqlite"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evaltally", "run", str(config)],
-        env={**os.environ, "EVALTALLY_TEST_KEY": FAKE_KEY},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    kill_run_when(
+        config,
+        lambda: (
+            (kill_after == 0 and db_path.exists()) or len(_final_bodies(db_path)) >= kill_after > 0
+        ),
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        if (kill_after == 0 and db_path.exists()) or len(_final_bodies(db_path)) >= kill_after > 0:
-            break
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
 
     before = _final_bodies(db_path) if db_path.exists() else {}
     counts_before = mock.stats()["by_body"]

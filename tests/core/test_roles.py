@@ -9,7 +9,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import pytest
 
 from evaltally.ledger import unpack_body
 from kinds_kit import LAUNCH, env, tally_kinds
+from testkit import mock_model
 
 VOLATILE = {"latency_ms", "attempts"}
 ITEMS = 10
@@ -25,34 +25,20 @@ OBSERVER_CONCURRENCY = 3
 JUDGE_CONCURRENCY = 2
 
 
-def _model(key: str, base_url: str, limits: str) -> str:
-    return (
-        f'[[models]]\nkey = "{key}"\nprovider = "openai"\nmodel = "{key}-model"\n'
-        f'base_url = "{base_url}/v1"\napi_key_env = "EVALTALLY_TEST_KEY"\n'
-        f"[models.params]\nmax_tokens = 32\n[models.limits]\n{limits}\n"
-    )
-
-
 def _config(tmp_path: Path, name: str, observers_url: str, judge_url: str) -> Path:
     observer = f"concurrency = {OBSERVER_CONCURRENCY}\n"
     judge = f"concurrency = {JUDGE_CONCURRENCY}\nrpm = 600\n"
     text = (
         f'[run]\nname = "{name}"\nruns_dir = "runs"\n\n'
-        + _model("obs-a", observers_url, observer)
-        + _model("obs-b", observers_url, observer)
-        + _model("jud", judge_url, judge)
+        + mock_model("obs-a", observers_url, observer)
+        + mock_model("obs-b", observers_url, observer)
+        + mock_model("jud", judge_url, judge)
         + f'[[benchmarks]]\nkind = "observe_judge"\nitems = {ITEMS}\n'
         + '[benchmarks.roles]\nobserver = ["obs-a", "obs-b"]\njudge = ["jud"]\n'
     )
     path = tmp_path / f"{name}.toml"
     path.write_text(text)
     return path
-
-
-def _reset(base_url: str) -> None:
-    request = urllib.request.Request(base_url + "/stats/reset", data=b"", method="POST")
-    with urllib.request.urlopen(request, timeout=5):
-        pass
 
 
 def _export(run_dir: Path, out: Path) -> list[dict[str, Any]]:
@@ -127,8 +113,8 @@ def test_observer_then_judge_each_on_its_lane_and_resume_is_exact(
         prompt = orjson.loads(unpack_body(body))["messages"][-1]["content"]
         assert f"<<{by_step[(chain, 0)]['raw_text']}>>" in prompt
 
-    _reset(observers.base_url)
-    _reset(judge.base_url)
+    observers.reset_stats()
+    judge.reset_stats()
     killed = _config(tmp_path, "killed", observers.base_url, judge.base_url)
     run_dir = tmp_path / "runs" / "killed"
     proc = subprocess.Popen(

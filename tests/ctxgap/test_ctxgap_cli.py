@@ -7,11 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import orjson
-from ctxgap_kit import probe, view, write_rows
+import pytest
+from ctxgap_kit import probe, view, write_rows, write_sweep
 from typer.testing import CliRunner
 
 from evaltally.benchmarks.ctxgap.cli import app
-from testkit import tally
+from testkit import REPO, tally
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -90,3 +91,51 @@ def test_untrusted_names_print_as_text(data_dir: Callable[..., Path], tmp_path: 
     code, output = invoke("score-labels", str(d), "--labels", str(labels), "--resamples", "0")
     assert code == 0, output
     assert name in output
+
+
+def test_export_observer_inputs_from_a_config_holds_the_units_it_plans(tmp_path: Path) -> None:
+    config = write_sweep(tmp_path, 'data = "example"\nviews = ["U", "T_full"]')
+    target = tmp_path / "inputs.jsonl"
+    code, output = invoke("export-observer-inputs", "--config", str(config), "-o", str(target))
+    assert code == 0, output
+    rows = [orjson.loads(line) for line in target.read_bytes().splitlines()]
+    assert len(rows) == 2 * 29 and {r["view"] for r in rows} == {"U", "T_full"}
+    everything = tmp_path / "all.jsonl"
+    assert invoke("export-observer-inputs", "example", "-o", str(everything))[0] == 0
+    full = [orjson.loads(line) for line in everything.read_bytes().splitlines()]
+    assert rows == [r for r in full if r["view"] != "public"]
+    code, output = invoke("export-observer-inputs", "--config", str(config), "-o", str(target))
+    assert code == 2 and "already exists" in output
+
+
+def test_export_observer_inputs_needs_exactly_one_source(tmp_path: Path) -> None:
+    config = write_sweep(tmp_path)
+    out = str(tmp_path / "x.jsonl")
+    code, output = invoke("export-observer-inputs", "-o", out)
+    assert code == 2 and "give one of: a data directory, --config CONFIG or --run RUN" in output
+    code, output = invoke("export-observer-inputs", "example", "--config", str(config), "-o", out)
+    assert code == 2 and "(2 given)" in output
+    code, output = invoke("export-observer-inputs", "--config", str(config), "--benchmark", "b2",
+                          "-o", out)  # fmt: skip
+    assert code == 2 and "no ctxgap benchmark is named 'b2' (ctxgap benchmarks: ctxgap)" in output
+    two = config.read_text() + config.read_text().split("[[benchmarks]]")[1].replace(
+        'kind = "ctxgap"', '[[benchmarks]]\nkind = "ctxgap"\nname = "b2"', 1
+    )
+    config.write_text(two)
+    code, output = invoke("export-observer-inputs", "--config", str(config), "-o", out)
+    assert code == 2 and "several ctxgap benchmarks: name one with --benchmark" in output
+    code, output = invoke("export-observer-inputs", "--config", str(config), "--benchmark", "b2",
+                          "-o", out)  # fmt: skip
+    assert code == 0, output
+    out = str(tmp_path / "y.jsonl")
+    code, output = invoke("export-observer-inputs", "--run", str(tmp_path / "nope"), "-o", out)
+    assert code == 2 and "not a run directory" in output
+
+
+@pytest.mark.parametrize(
+    ("config", "calls"), [("ctxgap-example.toml", 516), ("ctxgap-rehearsal.toml", 172)]
+)
+def test_shipped_configs_plan(config: str, calls: int) -> None:
+    result = tally("plan", str(REPO / "configs" / config))
+    assert result.returncode == 0, result.stderr
+    assert f"total planned calls: {calls:,} (nothing was sent)" in result.stdout

@@ -8,65 +8,12 @@ import copy
 import dataclasses
 from typing import Any
 
-import orjson
 import pytest
+from ctxgap_kit import keys, leaks
 
-from evaltally.benchmarks.ctxgap.chain import OBSERVER_ROW_FIELDS, observer_rows
+from evaltally.benchmarks.ctxgap.chain import observer_rows
 from evaltally.benchmarks.ctxgap.data import Dataset, Probe, example_dir, load_dataset
 from evaltally.benchmarks.ctxgap.labels import read_labels
-from evaltally.prompts.ctxgap import OBSERVER_PROMPT_VERSION, render_observer
-
-SECRET_KEYS = {"reference", "importance", "category", "atom_id", "verdict", "note", "invalid"}
-
-
-def _keys(value: Any) -> set[str]:
-    if isinstance(value, dict):
-        return set(value) | {k for v in value.values() for k in _keys(v)}
-    if isinstance(value, list):
-        return {k for v in value for k in _keys(v)}
-    return set()
-
-
-def _secrets(ds: Dataset) -> list[str]:
-    """Every text an observer must not see: references and the labelers' notes."""
-    notes = []
-    for line in (example_dir() / "labels.jsonl").read_text().splitlines():
-        if line and not line.startswith("#"):
-            notes.append(orjson.loads(line).get("note"))
-    return [p.reference for p in ds.probes] + [n for n in notes if n]
-
-
-def leaks(row: dict[str, Any], ds: Dataset) -> list[str]:
-    """Problems of one exported row, checked field by field."""
-    probes = {p.probe_id: p for p in ds.probes}
-    problems = []
-    if tuple(row) != OBSERVER_ROW_FIELDS:
-        problems.append(f"fields {tuple(row)}")
-    probe = probes.get(row.get("probe_id", ""))
-    if probe is None:
-        return [*problems, "unknown probe"]
-    view = ds.views[(probe.task_id, probe.checkpoint)].get(row.get("view", ""))
-    if view is None or probe.invalid_reason(view.name) is not None:
-        return [*problems, "not a planned (probe, view)"]
-    expected = {
-        "probe_id": probe.probe_id,
-        "task_id": probe.task_id,
-        "checkpoint": probe.checkpoint,
-        "view": view.name,
-        "prompt_version": OBSERVER_PROMPT_VERSION,
-        "question": probe.question,
-        "view_text": view.text,
-        "messages": render_observer(question=probe.question, view_text=view.text),
-    }
-    problems += [f"field {k}" for k in row if row[k] != expected.get(k)]
-    problems += [f"secret key {k}" for k in _keys(row) & SECRET_KEYS]
-    # The other fields were compared with their public values above; in the messages, what is
-    # left once the two public inputs are cut out is the prompt's own wording, where no
-    # reference or note may be found.
-    for message in row.get("messages", []):
-        residue = str(message.get("content", "")).replace(view.text, "").replace(probe.question, "")
-        problems += [f"secret text {s!r}" for s in _secrets(ds) if s in residue]
-    return problems
 
 
 def test_every_exported_field_of_every_row_is_clean() -> None:
@@ -78,7 +25,7 @@ def test_every_exported_field_of_every_row_is_clean() -> None:
     labels = read_labels(example_dir() / "labels.jsonl", ds)
     assert len(labels) == 84
     # Verdicts are numbers; what matters is that no verdict-bearing key is exported.
-    assert not any(_keys(r) & {"verdict", "score", "label"} for r in rows)
+    assert not any(keys(r) & {"verdict", "score", "label"} for r in rows)
 
 
 def test_no_reference_sits_inside_its_own_question() -> None:

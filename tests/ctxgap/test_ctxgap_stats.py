@@ -12,53 +12,11 @@ from fractions import Fraction as F
 from typing import Any
 
 import pytest
+from ctxgap_kit import rows
 
 from evaltally.benchmarks.ctxgap.stats import POOLED_NOTE, Options, analyze
 from evaltally.benchmarks.ctxgap.units import units_from_rows
 from evaltally.errors import DataError
-
-# probe, task, checkpoint, category, importance, atom, {view: verdict | outcome}
-PROBES: list[tuple[str, str, str, str, int, str, dict[str, Any]]] = [
-    ("a1", "A", "c1", "X", 3, "a1", {"U": 1, "T": 1, "P": 0}),
-    ("a2", "A", "c1", "X", 1, "a2", {"U": 0, "T": 1, "P": 1}),
-    ("a3", "A", "c2", "Y", 2, "a3", {"U": 0.5, "T": 1}),
-    ("b1", "B", "c1", "X", 2, "b1", {"U": 0, "T": 1, "P": 1}),
-    ("b2", "B", "c1", "Y", 0, "b2", {"U": 1, "T": 0.5, "P": 0}),
-    ("b3", "B", "c1", "Y", 2, "f", {"U": "missing", "T": 1, "P": 1}),
-    ("b4", "B", "c1", "Y", 2, "f", {"U": 0.5, "T": "invalid_verdict", "P": 1}),
-    ("z1", "C", "c1", "Z", 0, "z1", {"U": 1, "T": 1, "P": 0}),
-]
-STATUSES = {
-    "missing": ("ok", "unfinished"),
-    "invalid_verdict": ("ok", "parse_error"),
-    "failed": ("failed", "blocked"),
-    "empty_answer": ("parse_error", "blocked"),
-}
-
-
-def rows(observer: str = "obs", outcome: str | None = None) -> list[dict[str, Any]]:
-    out = []
-    for pid, task, cp, cat, imp, atom, scores in PROBES:
-        for view, score in scores.items():
-            kind = outcome or score
-            obs, judge = STATUSES.get(kind, ("ok", "ok"))
-            out.append(
-                {
-                    "observer_model": observer,
-                    "judge_model": "judge",
-                    "probe_id": pid,
-                    "task_id": task,
-                    "checkpoint": cp,
-                    "category": cat,
-                    "view": view,
-                    "importance": imp,
-                    "atom_id": atom,
-                    "observer_status": obs,
-                    "judge_status": judge,
-                    "verdict": score if kind not in STATUSES else None,
-                }
-            )
-    return out
 
 
 def result(**opts: Any) -> dict[str, Any]:

@@ -20,7 +20,8 @@ A `Benchmark` subclass:
 - may verify an `ok` answer off the event loop (`verification`), the verdict going to the
   ledger's `verifications` table;
 - adds its oracle fields to export rows and lists `predictors`, the offline answerers that a
-  `provider = "baseline"` model runs (reading only `offline_context(call)`, never the network).
+  `provider = "baseline"` model runs (reading only `offline_context(call, earlier)`, never the
+  network).
 
 Everything a benchmark raises while rendering, parsing or predicting fails that call (with the
 reason in the ledger); it never stops the run.
@@ -127,7 +128,7 @@ class DataSource:
 
 
 Predictor = Callable[[Mapping[str, Any]], str]
-"""An offline answerer: `offline_context(call)` -> the answer text. Pure and fast."""
+"""An offline answerer: `offline_context(call, earlier)` -> the answer text. Pure and fast."""
 
 
 class OptionError(ValueError):
@@ -248,8 +249,12 @@ class Benchmark(ABC):
         empty answers (text "", nothing parsed)."""
         return self.render(call, [StepAnswer(s, Status.OK, "", None) for s in range(call.step)])
 
-    def offline_context(self, call: PlannedCall) -> Mapping[str, Any]:
-        """What an offline predictor may read for this call (oracle inputs, never sent)."""
+    def offline_context(
+        self, call: PlannedCall, earlier: Sequence[StepAnswer]
+    ) -> Mapping[str, Any]:
+        """What an offline predictor may read for this call (oracle inputs, never sent), given
+        the answers of the chain's earlier steps (a judge step's predictor reads the answer it
+        judges, as `render` does)."""
         return {}
 
     def export_fields(self, call: PlannedCall) -> Mapping[str, Any]:
@@ -306,6 +311,8 @@ class BenchmarkKind:
     cli: str | None = None
     """A typer app mounted as `tally <name> ...`."""
     cli_help: str = ""
+    resamples: int = 2000
+    """Bootstrap resamples of this kind's intervals when `tally report`/`grade` name none."""
 
     def benchmark_class(self) -> type[Benchmark]:
         cls = _load(self.benchmark)

@@ -102,14 +102,14 @@ def grade_export(
     out_dir: Path | None = None,
     *,
     requested_reasoning: Mapping[str, str] | None = None,
-    resamples: int = 2000,
+    resamples: int | None = None,
     seed: int = 0,
     plot: bool = True,
     data_sources: Mapping[str, Any] | None = None,
 ) -> ReportResult:
     """Grade every row of `export` by its kind; write report files into `out_dir` if given.
     `data_sources` (benchmark label -> kind and files with SHA-256, as the run recorded them)
-    is shown when known."""
+    is shown when known. `resamples` None: each kind's own default (`BenchmarkKind.resamples`)."""
     rows = _Rows(Path(export))
     for lineno, row in enumerate(read_export(Path(export)), 1):
         rows.add(lineno, row)
@@ -118,9 +118,18 @@ def grade_export(
             f"{export}: no gradable rows (rows need the fields of docs/export.md, including "
             "benchmark_kind)"
         )
-    settings = GradeSettings(resamples=resamples, seed=seed)
     kinds = [k for k in kind_names() if k in rows.graders]
-    sections = [(get_kind(k).title, rows.graders[k].section(settings)) for k in kinds]
+    sections = [
+        (
+            get_kind(k).title,
+            rows.graders[k].section(
+                GradeSettings(
+                    resamples=get_kind(k).resamples if resamples is None else resamples, seed=seed
+                )
+            ),
+        )
+        for k in kinds
+    ]
     audit = reasoning_audit(rows.reasoning, requested_reasoning)
     data: dict[str, Any] = {
         "report_version": REPORT_VERSION,

@@ -22,7 +22,7 @@ from tenacity import (
 )
 
 from evaltally.adapters.base import Endpoint, HttpAdapter, HttpResponse
-from evaltally.benchmarks.base import Benchmark
+from evaltally.benchmarks.base import Benchmark, StepAnswer
 from evaltally.config import ModelConfig
 from evaltally.ledger import Ledger
 from evaltally.records import (
@@ -113,13 +113,21 @@ class CallExecutor:
         messages: list[Message],
         bench: Benchmark,
         prior_attempts: int,
+        earlier: Sequence[StepAnswer] = (),
     ) -> CallResult:
+        """`earlier`: the chain's answers before `call` (what an offline predictor may read)."""
         if unit.offline:
-            return self._offline(unit.model.model, call, messages, bench, prior_attempts)
+            return self._offline(unit.model.model, call, messages, bench, prior_attempts, earlier)
         return await self._http(unit, call, messages, bench, prior_attempts)
 
     def _offline(
-        self, name: str, call: PlannedCall, messages: list[Message], bench: Benchmark, prior: int
+        self,
+        name: str,
+        call: PlannedCall,
+        messages: list[Message],
+        bench: Benchmark,
+        prior: int,
+        earlier: Sequence[StepAnswer],
     ) -> CallResult:
         """Answer with the benchmark's offline predictor `name`: no network, same ledger."""
         body = offline_body(messages)
@@ -129,7 +137,7 @@ class CallExecutor:
         text: str | None = None
         detail: str | None = None
         try:
-            text = bench.predictors[name](bench.offline_context(call))
+            text = bench.predictors[name](bench.offline_context(call, earlier))
         except Exception as exc:  # a predictor's bug fails this call, never the run
             detail = f"offline predictor {name!r} of benchmark {bench.label!r} raised {exc!r}"
         self.ledger.attempt_finished(

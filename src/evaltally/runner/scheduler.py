@@ -188,7 +188,7 @@ class Scheduler:
             )
         try:
             return await self.executor.run(
-                unit, call, messages, bench, work.prior_attempts.get(call.call_id, 0)
+                unit, call, messages, bench, work.prior_attempts.get(call.call_id, 0), work.earlier
             )
         except LaneStopped as stopped:
             return CallResult(Status.BLOCKED, reason=str(stopped))

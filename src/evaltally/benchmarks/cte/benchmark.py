@@ -246,7 +246,9 @@ class CteBenchmark(Benchmark):
 
     # -- oracle side -----------------------------------------------------------------------
 
-    def offline_context(self, call: PlannedCall) -> Mapping[str, Any]:
+    def offline_context(
+        self, call: PlannedCall, earlier: Sequence[StepAnswer]
+    ) -> Mapping[str, Any]:
         scenario, i = self._scenario(call)
         return {"scenario": scenario, "future_index": i}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 import typer
@@ -15,7 +15,7 @@ from evaltally.benchmarks.cli_common import guard
 from evaltally.errors import EvaltallyError
 
 if TYPE_CHECKING:
-    from .data import Dataset
+    from .data import InvalidProbe, Probe, View
 
 app = typer.Typer(
     help="CTXGAP: validate probe data, export observer inputs, score labeled verdicts.",
@@ -35,8 +35,8 @@ def _names(option: str, value: str | None) -> tuple[str, ...]:
     return names
 
 
-def _print_invalid(ds: Dataset, label: str) -> None:
-    for item in ds.invalid():
+def _print_invalid(invalid: list[InvalidProbe], label: str) -> None:
+    for item in invalid:
         where = f" in view {item.view}" if item.view else ""
         out.print(f"{label}: {item.probe_id}{where}: {item.reason}", markup=False, highlight=False)
 
@@ -55,29 +55,74 @@ def check(data: str = typer.Argument(..., help=DATA_HELP)) -> None:
         markup=False,
         highlight=False,
     )
-    _print_invalid(ds, "invalid")
+    _print_invalid(ds.invalid(), "invalid")
 
 
 @app.command("export-observer-inputs")
 def export_observer_inputs(
-    data: str = typer.Argument(..., help=DATA_HELP),
+    data: str | None = typer.Argument(None, help=DATA_HELP + " Or give --config or --run."),
     output: Path = typer.Option(
         ..., "-o", "--output", help="JSONL file to write (must not exist)."
     ),
+    config: Path | None = typer.Option(
+        None, "--config", help="A sweep config: the units its ctxgap benchmark plans."
+    ),
+    run: Path | None = typer.Option(
+        None, "--run", help="A run directory: the units its copy of the config plans."
+    ),
+    benchmark: str | None = typer.Option(
+        None, "--benchmark", help="The ctxgap benchmark's name, when the config has several."
+    ),
 ) -> None:
     """Write exactly what observers see: one row per planned (probe, view)."""
-    from .chain import observer_rows
-    from .data import load_dataset
+    from .chain import observer_row
     from .output import refuse_existing, write_new_jsonl
 
     def go() -> None:
         refuse_existing(output)
-        ds = load_dataset(data)
-        n = write_new_jsonl(output, observer_rows(ds))
+        given = [x for x in (data, config, run) if x is not None]
+        if len(given) != 1:
+            raise EvaltallyError(
+                f"give one of: a data directory, --config CONFIG or --run RUN ({len(given)} given)"
+            )
+        units, invalid = _planned_units(data, config, run, benchmark)
+        n = write_new_jsonl(output, (observer_row(p, v) for p, v in units))
         out.print(f"wrote {n:,} observer inputs to {output}", markup=False, highlight=False)
-        _print_invalid(ds, "left out (invalid)")
+        _print_invalid(invalid, "left out (invalid)")
 
     guard(go)
+
+
+def _planned_units(
+    data: str | None, config: Path | None, run: Path | None, name: str | None
+) -> tuple[list[tuple[Probe, View]], list[InvalidProbe]]:
+    """The (probe, view) units observers are asked, from a data directory (all of them) or
+    from a sweep's ctxgap benchmark (the views it runs)."""
+    from evaltally.benchmarks.registry import load_benchmark
+    from evaltally.config import load_config
+    from evaltally.runner.session import load_run_config
+
+    from .benchmark import CtxgapBenchmark
+    from .data import load_dataset
+
+    if data is not None:
+        ds = load_dataset(data)
+        return list(ds.planned()), ds.invalid()
+    sweep = load_config(config) if config is not None else load_run_config(cast(Path, run))
+    found = [b for b in sweep.benchmarks if b.kind == "ctxgap"]
+    if name is not None:
+        found = [b for b in found if b.label == name]
+    if len(found) != 1:
+        labels = ", ".join(b.label for b in sweep.benchmarks if b.kind == "ctxgap") or "none"
+        if name is not None:
+            why = f"no ctxgap benchmark is named {name!r}"
+        elif found:
+            why = "several ctxgap benchmarks: name one with --benchmark"
+        else:
+            why = "no ctxgap benchmark"
+        raise EvaltallyError(f"{sweep.path}: {why} (ctxgap benchmarks: {labels})")
+    bench = cast(CtxgapBenchmark, load_benchmark(found[0]))
+    return bench.planned, bench.invalid()
 
 
 def _options(

@@ -86,6 +86,9 @@ class Dataset:
     views: Mapping[tuple[str, str], Mapping[str, View]]
     """(task_id, checkpoint) -> view name -> view, in order of first appearance."""
     probes: tuple[Probe, ...]
+    files: tuple[Path, ...] = ()
+    """Every file the data was read from (views, probes, view text files), in reading order:
+    a run records each with its SHA-256."""
 
     @property
     def view_names(self) -> tuple[str, ...]:
@@ -161,12 +164,15 @@ def _input_file(directory: Path, stem: str) -> Path:
 
 def load_dataset(source: str | Path) -> Dataset:
     directory = resolve(source)
-    views = _load_views(_input_file(directory, "views"))
-    probes = _load_probes(_input_file(directory, "probes"), views)
-    return Dataset(str(source), views, probes)
+    views_file, probes_file = _input_file(directory, "views"), _input_file(directory, "probes")
+    text_files: list[Path] = []
+    views = _load_views(views_file, text_files)
+    probes = _load_probes(probes_file, views)
+    files = (views_file, *dict.fromkeys(text_files), probes_file)
+    return Dataset(str(source), views, probes, files)
 
 
-def _view_text(line: Line) -> str:
+def _view_text(line: Line, text_files: list[Path]) -> str:
     has_text, has_file = "text" in line.obj, "text_file" in line.obj
     if has_text == has_file:
         raise line.error("text", "give exactly one of text and text_file")
@@ -174,13 +180,14 @@ def _view_text(line: Line) -> str:
         return line.text("text", empty=True)
     rel = line.name("text_file")
     path = line.path.parent / rel
+    text_files.append(path)
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise line.error("text_file", f"cannot read {path}: {exc}") from None
 
 
-def _load_views(path: Path) -> dict[tuple[str, str], dict[str, View]]:
+def _load_views(path: Path, text_files: list[Path]) -> dict[tuple[str, str], dict[str, View]]:
     views: dict[tuple[str, str], dict[str, View]] = {}
     first_line: dict[tuple[str, str, str], int] = {}
     for lineno, obj in read_objects(path, "views file"):
@@ -198,7 +205,7 @@ def _load_views(path: Path) -> dict[tuple[str, str], dict[str, View]]:
             )
         first_line[key] = lineno
         views.setdefault((task, checkpoint), {})[name] = View(
-            task, checkpoint, name, _view_text(line)
+            task, checkpoint, name, _view_text(line, text_files)
         )
     if not views:
         raise DataError(f"{path}: no views")

@@ -22,7 +22,10 @@ REPORT_VERSION = 1
 def _pct(value: float | None, *, signed: bool = False) -> str:
     if value is None:
         return "-"
-    return f"{100 * value:+.1f}" if signed else f"{100 * value:.1f}"
+    # Adding 0.0 turns a rounded -0.0 (a difference of equal accuracies in floating point)
+    # into 0.0, so an exact tie never prints as "-0.0".
+    shown = round(100 * value, 1) + 0.0
+    return f"{shown:+.1f}" if signed else f"{shown:.1f}"
 
 
 def _ci(cell: Mapping[str, Any], *, signed: bool = False) -> str:
@@ -33,7 +36,9 @@ def _ci(cell: Mapping[str, Any], *, signed: bool = False) -> str:
 
 
 def _who(binding: Mapping[str, Any]) -> str:
-    return f"observer {binding['observer_model']}, judge {binding['judge_model']}"
+    """The pairing a table is about; prefixed by the benchmark when a report has several."""
+    who = f"observer {binding['observer_model']}, judge {binding['judge_model']}"
+    return f"{binding['benchmark']}: {who}" if "benchmark" in binding else who
 
 
 def view_table(binding: Mapping[str, Any]) -> Table:
@@ -164,18 +169,24 @@ def variants_table(binding: Mapping[str, Any]) -> Table | None:
     )
 
 
-def invalid_table(invalid: Sequence[InvalidProbe]) -> Table:
+def invalid_table(invalid: Sequence[InvalidProbe], label: str | None = None) -> Table:
     rows = [(i.probe_id, i.view or "(all views)", i.reason) for i in invalid]
-    return Table(f"Invalid probes, not scored ({len(rows)})", ("probe", "view", "reason"), rows)
+    title = f"Invalid probes, not scored ({len(rows)})"
+    return Table(f"{label}: {title}" if label else title, ("probe", "view", "reason"), rows)
 
 
-def tables(result: Mapping[str, Any], invalid: Sequence[InvalidProbe]) -> list[Table]:
+def tables(
+    result: Mapping[str, Any], invalid: Sequence[InvalidProbe], label: str | None = None
+) -> list[Table]:
+    """Every table of `result`'s bindings; `label` names the benchmark in each title (for a
+    report holding several CTXGAP benchmarks)."""
     out: list[Table] = []
-    for b in result["bindings"]:
+    for binding in result["bindings"]:
+        b = {**binding, "benchmark": label} if label else binding
         out.append(view_table(b))
         out += [t for t in (gap_table(b), variants_table(b)) if t is not None]
         out += breakdown_tables(b)
-    out.append(invalid_table(invalid))
+    out.append(invalid_table(invalid, label))
     return out
 
 
