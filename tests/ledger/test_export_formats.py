@@ -127,7 +127,7 @@ def test_grade_of_jsonl_csv_and_parquet_exports_is_the_same(cte_run: Path, tmp_p
         result = tally("grade", str(export), "-o", str(out), "--resamples", "30")
         assert result.returncode == 0, result.stderr
         graded[ext] = orjson.loads((out / "report.json").read_bytes())
-        assert graded[ext]["groups"]
+        assert graded[ext]["sections"]["cte"]["groups"]
     assert graded["jsonl"] == graded["csv"] == graded["parquet"]
     rows = list(read_export(tmp_path / "export.jsonl"))
     assert rows == list(read_export(tmp_path / "export.csv"))

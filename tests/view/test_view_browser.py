@@ -80,7 +80,8 @@ def test_report_page_shows_tables_and_plots(
     view = view_server(cte_run)
     page.goto(view.url + "/#/r/demo-small/report")
     page.wait_for_selector("table.report")
-    assert page.locator("h1", has_text="CTE-Bench report").count() == 1
+    assert page.locator("h1", has_text="Evaluation report").count() == 1
+    assert page.locator("h2", has_text="CTE-Bench").count() == 1
     assert page.locator("h3", has_text="Headline").count() == 1
     assert page.locator("table.report").count() >= 4
     images = page.locator("figure img")
