@@ -118,7 +118,10 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
     _guard(go)
 
 
-def _run(load: Callable[[], Any], budget: float | None) -> None:
+def run_config(load: Callable[[], Any], budget: float | None) -> None:
+    """Run the sweep `load()` returns (plan, ledger, every pending call), print the summary and
+    exit with the documented status. Shared by run, resume and the commands that start a run
+    of their own (`tally fork`, `tally scae cte-judge`)."""
     from evaltally.runner.session import run_session
 
     def go() -> int:
@@ -164,7 +167,7 @@ def run(
     """Plan the sweep into the ledger, then run every planned call."""
     from evaltally.config import load_config
 
-    _run(lambda: load_config(config), budget)
+    run_config(lambda: load_config(config), budget)
 
 
 @app.command()
@@ -176,7 +179,7 @@ def resume(
     already recorded."""
     from evaltally.runner.session import load_run_config
 
-    _run(lambda: load_run_config(run_dir), budget)
+    run_config(lambda: load_run_config(run_dir), budget)
 
 
 @app.command()
@@ -381,7 +384,8 @@ def regrade(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
 
 
 def _mount_subcommands() -> None:
-    """`tally <kind> ...` for every benchmark kind that has sub-commands, from the registry."""
+    """`tally <kind> ...` for every benchmark kind that has sub-commands (or one command), from
+    the registry."""
     from evaltally.benchmarks.registry import get_kind, kind_names
     from evaltally.mockserver.cli import mock_server_command
 
@@ -390,6 +394,9 @@ def _mount_subcommands() -> None:
         sub = kind.load_cli()
         if sub is not None:
             app.add_typer(sub, name=name, help=kind.cli_help)
+        command = kind.load_command()
+        if command is not None:
+            app.command(name, help=kind.cli_help)(command)
     app.command("mock-server")(mock_server_command)
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from evaltally.audit import audit_run
-from evaltally.benchmarks.enrich import data_sources
+from evaltally.benchmarks.enrich import data_sources, parents
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import SweepConfig, load_config, read_api_keys
 from evaltally.config_checks import make_run_dir
@@ -25,6 +25,7 @@ from evaltally.plan import iter_plan
 from evaltally.runner.call import CallExecutor
 from evaltally.runner.lane import Lane
 from evaltally.runner.progress import ProgressReporter
+from evaltally.runner.reused import check_reused
 from evaltally.runner.scheduler import BudgetCheck, ChainWork, Scheduler
 from evaltally.runner.transport import AiohttpTransport, Transport
 from evaltally.runner.units import build_units
@@ -87,6 +88,8 @@ async def run_session(
     keys = read_api_keys(config, env)
     benchmarks = load_benchmarks(config)
     units = build_units(config, keys)
+    # Before the run directory exists: a fork whose parent changed leaves nothing behind.
+    check_reused(benchmarks)
     run_dir = make_run_dir(config)
     if not (run_dir / CONFIG_COPY).exists():
         # Written before the ledger exists, so a run killed while planning can be resumed.
@@ -100,6 +103,9 @@ async def run_session(
         delta = await ledger.reconcile_plan(iter_plan(config, benchmarks))
         await ledger.set_meta("config", {"path": str(config.path), "text": config.text})
         await ledger.set_meta("data_sources", data_sources(benchmarks))
+        lineage = parents(benchmarks)
+        if lineage:
+            await ledger.set_meta("parents", lineage)
         _keep_config_copy(config, run_dir)
         interrupted = await ledger.mark_interrupted()
         pending = await ledger.pending_chains()
