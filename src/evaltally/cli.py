@@ -177,7 +177,7 @@ def resume(
 ) -> None:
     """Finish an interrupted run: re-run failed, blocked and unfinished calls, never an answer
     already recorded."""
-    from evaltally.runner.session import load_run_config
+    from evaltally.run_dir import load_run_config
 
     run_config(lambda: load_run_config(run_dir), budget)
 
@@ -192,7 +192,7 @@ def status(
     def go() -> None:
         from evaltally.audit import audit_run
         from evaltally.ledger import run_status
-        from evaltally.runner.session import load_run_config
+        from evaltally.run_dir import load_run_config
 
         data = run_status(run_dir).as_dict()
         audits = audit_run(run_dir, load_run_config(run_dir))
@@ -242,7 +242,7 @@ def _verdict_counts(counts: dict[str, int]) -> str:
 def _export_enricher(run_dir: Path) -> Callable[[dict[str, Any]], Any]:
     """Benchmark kind, role and oracle fields for export rows, from the run's config copy."""
     from evaltally.benchmarks.enrich import export_enricher
-    from evaltally.runner.session import load_run_config
+    from evaltally.run_dir import load_run_config
 
     return export_enricher(load_run_config(run_dir), run_dir)
 
@@ -346,7 +346,7 @@ def report(
 
         from evaltally.ledger import export_run, latest_meta
         from evaltally.report import grade_export
-        from evaltally.runner.session import load_run_config
+        from evaltally.run_dir import load_run_config
 
         modes = {m.key: m.reasoning for m in load_run_config(run_dir).models}
         with tempfile.TemporaryDirectory(prefix="tally-report-") as tmp:

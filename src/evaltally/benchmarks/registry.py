@@ -15,6 +15,7 @@ from evaltally.config import BenchmarkConfig, SweepConfig
 _FOLDERS = {
     "prompts": "evaltally.benchmarks.prompts",
     "cte": "evaltally.benchmarks.cte",
+    "scae": "evaltally.benchmarks.scae",
 }
 
 _registered: dict[str, BenchmarkKind] = {}
