@@ -152,3 +152,15 @@ def test_samples_pair_each_sample_of_the_full_condition_with_the_same_sample_of_
     assert d["sign_p"] == pytest.approx(2 / 2**6)
     assert "(episode, sample) is one unit" in (run_dir / "report.md").read_text()
     assert math.isclose(section["summary"]["judges"]["last_visible"]["positions"]["prefix"], 0.6)
+
+
+def test_scae_check_describes_an_episode_file_and_names_a_bad_one(tmp_path: Path) -> None:
+    good = tally("scae", "check", str(example_path()))
+    assert good.returncode == 0, good.stderr
+    assert "16 episodes from 4 repositories, 5 failing" in good.stdout
+    assert "gold-provenance steps: 52 (per-episode mean share 0.581" in good.stdout
+    assert "(mean 1/T): 0.261" in good.stdout
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "repository": "r", "task": "t", "gold": [], "outcome": {}}\n')
+    refused = tally("scae", "check", str(bad))
+    assert refused.returncode == 2 and f"{bad}:1: episode x: field gold" in refused.stderr

@@ -57,5 +57,7 @@ def model_tables(source: Path, text: str, keys: Sequence[str]) -> list[dict[str,
     by_key = {str(t.get("key")): t for t in tables}
     for key in keys:
         if key not in by_key:
-            raise ConfigError(source, "models", f"no model with key {key!r}; keys: {', '.join(by_key)}")
+            raise ConfigError(
+                source, "models", f"no model with key {key!r}; keys: {', '.join(by_key)}"
+            )
     return [by_key[k] for k in keys] if keys else list(tables)

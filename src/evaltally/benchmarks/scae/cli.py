@@ -41,16 +41,17 @@ def check(
             shown = [prefix_length(t, fraction) for t in lengths]
         except ValueError as exc:
             raise ConfigError("--fraction", "", str(exc)) from None
+        share = sum(g / t for g, t in zip(gold, lengths, strict=True)) / len(found)
+        chance = sum(1 / t for t in lengths) / len(found)
         return [
             f"{episodes}: {len(found)} episodes from {len({e.repository for e in found})} "
             f"repositories, {sum(not e.outcome.success for e in found)} failing",
             f"steps: {sum(lengths)} (T from {min(lengths)} to {max(lengths)}, median "
             f"{statistics.median(lengths):g}); prefix at f = {fraction:g}: "
             f"{sum(shown)} steps shown in all",
-            f"gold-provenance steps: {sum(gold)} ({sum(g / t for g, t in zip(gold, lengths, strict=True)) / len(found):.3f} "
-            f"per-episode mean share = the enrichment baseline); episodes without any: "
-            f"{sum(g == 0 for g in gold)}",
-            f"chance agreement of a uniform pick, mean 1/T: {sum(1 / t for t in lengths) / len(found):.3f}",
+            f"gold-provenance steps: {sum(gold)} (per-episode mean share {share:.3f} = the "
+            f"enrichment baseline); episodes without any: {sum(g == 0 for g in gold)}",
+            f"chance agreement of a uniform pick (mean 1/T): {chance:.3f}",
         ]
 
     for line in guard(run):
