@@ -48,19 +48,22 @@ def keep_config_copy(config: SweepConfig, run_dir: Path) -> None:
 
 def write_derived_config(run_dir: Path, text: str) -> Path:
     """Start a run whose config a command composed (its paths absolute): the text is checked
-    first, then written as the run's config copy. Repeating the command with the same
-    arguments continues the run; different arguments for an existing run are refused."""
+    first, then written as the run's config copy. Repeating the command with the same arguments
+    continues the run; other arguments for a run that has a ledger are refused (a start that
+    failed before its ledger existed is simply replaced)."""
+    from evaltally.ledger.files import ledger_path
+
     run_dir = Path(run_dir).resolve()
     copy = run_dir / CONFIG_COPY
     load_config(copy, text=text)
-    if copy.exists():
-        if copy.read_text(encoding="utf-8") != text:
-            raise LedgerError(
-                f"{run_dir} already holds a run started with other arguments; continue it with "
-                f"`tally resume {run_dir}`, or name a new run directory"
-            )
+    if copy.exists() and copy.read_text(encoding="utf-8") == text:
         return copy
-    if run_dir.exists() and any(run_dir.iterdir()):
+    if ledger_path(run_dir).exists():
+        raise LedgerError(
+            f"{run_dir} already holds a run started with other arguments; continue it with "
+            f"`tally resume {run_dir}`, or name a new run directory"
+        )
+    if not copy.exists() and run_dir.exists() and any(run_dir.iterdir()):
         raise LedgerError(f"{run_dir} exists and is not empty; name a new run directory")
     try:
         run_dir.mkdir(parents=True, exist_ok=True)

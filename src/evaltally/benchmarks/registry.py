@@ -16,6 +16,7 @@ _FOLDERS = {
     "prompts": "evaltally.benchmarks.prompts",
     "cte": "evaltally.benchmarks.cte",
     "scae": "evaltally.benchmarks.scae",
+    "fork": "evaltally.benchmarks.fork",
 }
 
 _registered: dict[str, BenchmarkKind] = {}
