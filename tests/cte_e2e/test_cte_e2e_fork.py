@@ -4,41 +4,19 @@ after, so entropy, outcome spread and reproduction are known exactly."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from pathlib import Path
 from typing import Any
 
 import orjson
-from cte_e2e_kit import builtin_records, write_records
+from cte_e2e_kit import WRONG, builtin_records, scripted_rollout, write_records
 
-from evaltally.benchmarks.base import StepAnswer
 from evaltally.benchmarks.cte.benchmark import CteBenchmark
 from evaltally.config import BenchmarkConfig
-from evaltally.prompts.cte import PROMPT_VERSION
-from evaltally.records import PlannedCall, Status
 from testkit import tally
 
-WRONG = {"wrong": 3}
 AT = 3
-
-
-def _sha(messages: list[dict[str, str]]) -> str:
-    return hashlib.sha256(messages[-1]["content"].encode()).hexdigest()
-
-
-def _path(bench: CteBenchmark, sid: str, wrong_at: int | None) -> list[tuple[str, Any]]:
-    """(prompt sha, answer) along a rollout answering right everywhere but `wrong_at`."""
-    scenario = bench.scenarios[sid]
-    out, earlier = [], []
-    for i in range(40):
-        spec = {"future_index": i, "prompt_version": PROMPT_VERSION}
-        call = PlannedCall("c", "ch", i, "m", "cte", sid, 0, "free_rollout", spec)
-        value = WRONG if i == wrong_at else scenario.scored[i].response
-        out.append((_sha(bench.render(call, earlier)), value))
-        earlier.append(StepAnswer(i, Status.OK, json.dumps(value), value))
-    return out
 
 
 def test_fork_of_a_free_rollout_reports_entropy_spread_and_reproduction(
@@ -48,7 +26,7 @@ def test_fork_of_a_free_rollout_reports_entropy_spread_and_reproduction(
     cfg = BenchmarkConfig("cte", "cte", 1, {"data": str(data)}, tmp_path, tmp_path / "c.toml", 0)
     bench = CteBenchmark(cfg)
     (sid,) = bench.scenarios
-    recorded, right = _path(bench, sid, AT), _path(bench, sid, None)
+    recorded, right = scripted_rollout(bench, sid, AT), scripted_rollout(bench, sid, None)
     assert recorded[AT][0] == right[AT][0]  # call 3's prompt is the same on both paths
     target = bench.scenarios[sid].scored[AT].response
     # The n-th answer to call 3's prompt: the parent gets WRONG, the replays right, WRONG, ...

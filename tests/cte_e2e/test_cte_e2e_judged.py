@@ -12,36 +12,16 @@ from typing import Any
 
 import orjson
 import pytest
-from cte_e2e_kit import builtin_records, write_records
+from cte_e2e_kit import builtin_records, prompt_sha, scripted_rollout, write_records
 
-from evaltally.benchmarks.base import StepAnswer
 from evaltally.benchmarks.cte.benchmark import CteBenchmark
 from evaltally.benchmarks.scae.benchmark import ScaeBenchmark
 from evaltally.config import BenchmarkConfig
 from evaltally.ledger import latest_meta
-from evaltally.prompts.cte import PROMPT_VERSION
-from evaltally.records import PlannedCall, Status
+from evaltally.records import PlannedCall
 from testkit import tally
 
-WRONG = {"wrong": 3}
 PLANTED = (3, 29)  # 0-based index of the first wrong call of each scenario's rollout
-
-
-def _sha(messages: list[dict[str, str]]) -> str:
-    return hashlib.sha256(messages[-1]["content"].encode()).hexdigest()
-
-
-def _rollout_script(bench: CteBenchmark, sid: str, wrong_at: int) -> list[dict[str, str]]:
-    """Answers for a free rollout that is right everywhere but `wrong_at`."""
-    scenario = bench.scenarios[sid]
-    script, earlier = [], []
-    for i in range(40):
-        spec = {"future_index": i, "prompt_version": PROMPT_VERSION}
-        call = PlannedCall("c", "ch", i, "m", "cte", sid, 0, "free_rollout", spec)
-        value = WRONG if i == wrong_at else scenario.scored[i].response
-        script.append({"sha256": _sha(bench.render(call, earlier)), "answer": json.dumps(value)})
-        earlier.append(StepAnswer(i, Status.OK, json.dumps(value), value))
-    return script
 
 
 def _write_script(path: Path, script: list[dict[str, str]]) -> Path:
@@ -77,7 +57,9 @@ def test_cte_judge_scores_judges_against_the_planted_first_wrong_call(
     cte = CteBenchmark(cfg)
     sids = list(cte.scenarios)
     script = [
-        s for sid, at in zip(sids, PLANTED, strict=True) for s in _rollout_script(cte, sid, at)
+        {"sha256": sha, "answer": json.dumps(value)}
+        for sid, at in zip(sids, PLANTED, strict=True)
+        for sha, value in scripted_rollout(cte, sid, at)
     ]
     model_mock = mock_process("--answers-file", str(_write_script(tmp_path / "m.jsonl", script)))
     (tmp_path / "cte.toml").write_text(
@@ -104,7 +86,7 @@ def test_cte_judge_scores_judges_against_the_planted_first_wrong_call(
             spec = {"rubric": "first-wrong-v1", "fraction": "3/5"}
             call = PlannedCall("c", "ch", 0, "j1", "scae", chain, 0, condition, spec)
             judge_script.append(
-                {"sha256": _sha(scae.render(call, [])), "answer": json.dumps({"step": step})}
+                {"sha256": prompt_sha(scae.render(call, [])), "answer": json.dumps({"step": step})}
             )
     judge_mock = mock_process(
         "--answers-file", str(_write_script(tmp_path / "j.jsonl", judge_script))

@@ -121,6 +121,13 @@ def test_offline_judges_on_the_example_set_report_what_their_rules_imply(tmp_pat
     assert het["p"] == 1 / 2001  # no within-episode relabelling spreads the judges further
     assert "1.1e-16" not in report.stdout and "Across judges (common episodes)" in report.stdout
     assert data["data_sources"]["scae"]["files"][0]["path"] == str(example_path())
+    documented = [
+        line
+        for line in (REPO / "docs" / "scae.md").read_text().splitlines()
+        if line.startswith(tuple(f"| {j} | 16 |" for j in JUDGES))
+    ]
+    assert len(documented) == 3  # docs/scae.md shows what this run prints
+    assert all(line in (run_dir / "report.md").read_text() for line in documented)
 
     export = tmp_path / "e.jsonl"
     assert tally("export", str(run_dir), "-o", str(export)).returncode == 0

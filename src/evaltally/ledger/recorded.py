@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from evaltally.errors import LedgerError
 from evaltally.ledger.files import connect_ro, ledger_path, translate
@@ -30,44 +31,38 @@ def resolve_chain(run_dir: Path, ref: str) -> str:
             f"--chain {ref!r}: give a chain id (the export's chain_id) or at least its first "
             f"{MIN_PREFIX} hex characters"
         )
-    path = ledger_path(Path(run_dir))
-    conn = connect_ro(path)
-    try:
-        # A range on the (chain_id, step) index: every id starting with ref, 'g' sorting after
-        # every hex digit.
-        found = [
-            r[0]
-            for r in conn.execute(
-                "SELECT DISTINCT chain_id FROM planned WHERE chain_id >= ? AND chain_id < ? "
-                "LIMIT 2",
-                (ref, ref + "g"),
-            )
-        ]
-    except sqlite3.Error as exc:
-        raise translate(exc, path, "look up the chain") from exc
-    finally:
-        conn.close()
+    # A range on the (chain_id, step) index: every id starting with ref, 'g' sorting after
+    # every hex digit.
+    found = _query(
+        run_dir,
+        "look up the chain",
+        "SELECT DISTINCT chain_id FROM planned WHERE chain_id >= ? AND chain_id < ? LIMIT 2",
+        (ref, ref + "g"),
+    )
     if not found:
         raise LedgerError(f"{run_dir}: no chain id starts with {ref!r} (see `tally export`)")
     if len(found) > 1:
         raise LedgerError(f"{run_dir}: several chain ids start with {ref!r}; give more of it")
-    return str(found[0])
+    return str(found[0][0])
 
 
 def read_chain(run_dir: Path, chain_id: str) -> PendingChain:
     """Every planned call of the chain, in step order, with its recorded final answers."""
-    path = ledger_path(Path(run_dir))
-    conn = connect_ro(path)
-    try:
-        rows = conn.execute(
-            CHAIN_SELECT + "WHERE p.chain_id = ? ORDER BY p.step, f.seq", (chain_id,)
-        ).fetchall()
-    except sqlite3.Error as exc:
-        raise translate(exc, path, "read the chain") from exc
-    finally:
-        conn.close()
+    sql = CHAIN_SELECT + "WHERE p.chain_id = ? ORDER BY p.step, f.seq"
+    rows = _query(run_dir, "read the chain", sql, (chain_id,))
     if not rows:
         raise LedgerError(f"{run_dir}: no chain {chain_id}")
     # A second final outcome of one call (verify reports it): the first one counts, as in resume.
     first = [r for i, r in enumerate(rows) if i == 0 or r[0] != rows[i - 1][0]]
     return build_chain(first, {})
+
+
+def _query(run_dir: Path, doing: str, sql: str, params: tuple[str, ...]) -> list[tuple[Any, ...]]:
+    path = ledger_path(Path(run_dir))
+    conn = connect_ro(path)
+    try:
+        return [tuple(r) for r in conn.execute(sql, params).fetchall()]
+    except sqlite3.Error as exc:
+        raise translate(exc, path, doing) from exc
+    finally:
+        conn.close()
