@@ -171,3 +171,28 @@ def test_scae_check_describes_an_episode_file_and_names_a_bad_one(tmp_path: Path
     bad.write_text('{"id": "x", "repository": "r", "task": "t", "gold": [], "outcome": {}}\n')
     refused = tally("scae", "check", str(bad))
     assert refused.returncode == 2 and f"{bad}:1: episode x: field gold" in refused.stderr
+
+
+def test_two_scae_benchmarks_in_one_run_are_reported_apart(tmp_path: Path) -> None:
+    bench = (
+        'kind = "scae"\nname = "f60"\nlimit = 4\n'
+        '[[benchmarks]]\nkind = "scae"\nname = "f50"\nfraction = 0.5\nlimit = 4\n'
+    )
+    config = _config(tmp_path, bench, judges=("last_visible",))
+    assert tally("run", str(config)).returncode == 0
+    run_dir = tmp_path / "runs" / "s"
+    report = tally("report", str(run_dir), "--resamples", "0")
+    assert report.returncode == 0, report.stderr
+    data = orjson.loads((run_dir / "report.json").read_bytes())["sections"]["scae"]
+    assert {label: b["prefix_fractions"] for label, b in data["benchmarks"].items()} == {
+        "f50": ["1/2"], "f60": ["3/5"]}  # fmt: skip
+    md = (run_dir / "report.md").read_text()
+    assert "### f50: Collider displacement" in md and "### f60: Collider displacement" in md
+    # The full-trace calls do not depend on the fraction: both benchmarks ask the same request.
+    export = tmp_path / "e.jsonl"
+    assert tally("export", str(run_dir), "-o", str(export)).returncode == 0
+    rows = [orjson.loads(line) for line in export.read_bytes().splitlines()]
+    full = {
+        (r["benchmark"], r["item_id"]): r["request_hash"] for r in rows if r["condition"] == "full"
+    }
+    assert all(full[("f50", i)] == full[("f60", i)] for _, i in full)
