@@ -55,8 +55,8 @@ def test_fork_of_a_free_rollout_reports_entropy_spread_and_reproduction(
     s = data_["sections"]["fork"]["forks"][0]["summary"]
     # Buckets by error.code: the WRONG answer has none (null), nor has a right success answer.
     assert s["bucket_spec"] == "error.code" and s["replays"] == 4
-    code = (target.get("error") or {}).get("code") if isinstance(target, dict) else None
-    assert math.isclose(s["entropy"], 0.0 if code is None else math.log(2), abs_tol=1e-12)
+    assert "error" not in target  # right and wrong answers alike carry no error code
+    assert s["entropy"] == 0.0 and s["buckets"] == {"[null]": 4}
     assert s["reproduced"] == 2 and s["share_reproduced"] == 0.5
     n = 40 - AT
     o = s["outcome"]
@@ -64,4 +64,14 @@ def test_fork_of_a_free_rollout_reports_entropy_spread_and_reproduction(
     assert math.isclose(o["mean"], (2 * 1.0 + 2 * (n - 1) / n) / 4)
     assert math.isclose(o["variance"], (0.5 / n) ** 2)
     assert s["recorded_outcome"] == (n - 1) / n
+    assert mock.stats()["total"] == 40 + 4 * n
+
+    # Buckets are a grading choice, in no call id: bucket the same replays by exact value.
+    copy = tmp_path / "fork" / "config.toml"
+    copy.write_text(copy.read_text().replace('bucket = "error.code"', 'bucket = "value"'))
+    assert tally("report", str(tmp_path / "fork")).returncode == 0
+    again = orjson.loads((tmp_path / "fork" / "report.json").read_bytes())
+    s = again["sections"]["fork"]["forks"][0]["summary"]
+    assert math.isclose(s["entropy"], math.log(2)) and s["share_recorded_bucket"] == 0.5
+    assert tally("resume", str(tmp_path / "fork")).returncode == 0
     assert mock.stats()["total"] == 40 + 4 * n
