@@ -26,6 +26,8 @@ def test_readme_starts_with_the_two_commands() -> None:
         ("demo.toml", 91_800),
         ("prompts-example.toml", 30),
         ("prompts-rehearsal.toml", 100),
+        ("scae-example.toml", 96),
+        ("scae-rehearsal.toml", 64),
     ],
 )
 def test_example_configs_plan(config: str, calls: int) -> None:

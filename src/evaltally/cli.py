@@ -121,7 +121,10 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
     _guard(go)
 
 
-def _run(load: Callable[[], Any], budget: float | None) -> None:
+def run_config(load: Callable[[], Any], budget: float | None) -> None:
+    """Run the sweep `load()` returns (plan, ledger, every pending call), print the summary and
+    exit with the documented status. Shared by run, resume and the commands that start a run
+    of their own (`tally fork`, `tally scae cte-judge`)."""
     from evaltally.runner.session import run_session
 
     def go() -> int:
@@ -167,7 +170,7 @@ def run(
     """Plan the sweep into the ledger, then run every planned call."""
     from evaltally.config import load_config
 
-    _run(lambda: load_config(config), budget)
+    run_config(lambda: load_config(config), budget)
 
 
 @app.command()
@@ -177,9 +180,9 @@ def resume(
 ) -> None:
     """Finish an interrupted run: re-run failed, blocked and unfinished calls, never an answer
     already recorded."""
-    from evaltally.runner.session import load_run_config
+    from evaltally.run_dir import load_run_config
 
-    _run(lambda: load_run_config(run_dir), budget)
+    run_config(lambda: load_run_config(run_dir), budget)
 
 
 @app.command()
@@ -192,7 +195,7 @@ def status(
     def go() -> None:
         from evaltally.audit import audit_run
         from evaltally.ledger import run_status
-        from evaltally.runner.session import load_run_config
+        from evaltally.run_dir import load_run_config
 
         data = run_status(run_dir).as_dict()
         audits = audit_run(run_dir, load_run_config(run_dir))
@@ -242,7 +245,7 @@ def _verdict_counts(counts: dict[str, int]) -> str:
 def _export_enricher(run_dir: Path) -> Callable[[dict[str, Any]], Any]:
     """Benchmark kind, role and oracle fields for export rows, from the run's config copy."""
     from evaltally.benchmarks.enrich import export_enricher
-    from evaltally.runner.session import load_run_config
+    from evaltally.run_dir import load_run_config
 
     return export_enricher(load_run_config(run_dir), run_dir)
 
@@ -350,7 +353,7 @@ def report(
 
         from evaltally.ledger import export_run, latest_meta
         from evaltally.report import grade_export
-        from evaltally.runner.session import load_run_config
+        from evaltally.run_dir import load_run_config
 
         modes = {m.key: m.reasoning for m in load_run_config(run_dir).models}
         with tempfile.TemporaryDirectory(prefix="tally-report-") as tmp:
@@ -427,7 +430,8 @@ def view(
 
 
 def _mount_subcommands() -> None:
-    """`tally <kind> ...` for every benchmark kind that has sub-commands, from the registry."""
+    """`tally <kind> ...` for every benchmark kind that has sub-commands (or one command), from
+    the registry."""
     from evaltally.benchmarks.registry import get_kind, kind_names
     from evaltally.mockserver.cli import mock_server_command
 
@@ -436,6 +440,9 @@ def _mount_subcommands() -> None:
         sub = kind.load_cli()
         if sub is not None:
             app.add_typer(sub, name=name, help=kind.cli_help)
+        command = kind.load_command()
+        if command is not None:
+            app.command(name, help=kind.cli_help)(command)
     app.command("mock-server")(mock_server_command)
 
 

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
+import json
 from pathlib import Path
+from typing import Any
 
 import orjson
 
+from evaltally.benchmarks.base import StepAnswer
+from evaltally.benchmarks.cte.benchmark import CteBenchmark
 from evaltally.benchmarks.cte.generate import builtin_path
+from evaltally.prompts.cte import PROMPT_VERSION
+from evaltally.records import PlannedCall, Status
 
 REPO = Path(__file__).resolve().parents[2]
 CORE_V1 = REPO.parent / "shared/data/cte-bench/core_v1.jsonl.gz"
@@ -43,3 +50,26 @@ def baseline_config(tmp_path: Path, name: str, data: str, extra: str = "") -> Pa
     path = tmp_path / f"{name}.toml"
     path.write_text(text)
     return path
+
+
+WRONG = {"wrong": 3}
+
+
+def prompt_sha(messages: list[dict[str, str]]) -> str:
+    """What the mock's scripted answers match: the sha256 of the last user message."""
+    return hashlib.sha256(messages[-1]["content"].encode()).hexdigest()
+
+
+def scripted_rollout(bench: CteBenchmark, sid: str, wrong_at: int | None) -> list[tuple[str, Any]]:
+    """(prompt sha, answer) along a free rollout of scenario `sid` that answers every call
+    right but call `wrong_at` (0-based), which gets WRONG."""
+    scenario = bench.scenarios[sid]
+    out: list[tuple[str, Any]] = []
+    earlier: list[StepAnswer] = []
+    for i in range(len(scenario.scored)):
+        spec = {"future_index": i, "prompt_version": PROMPT_VERSION}
+        call = PlannedCall("c", "ch", i, "m", "cte", sid, 0, "free_rollout", spec)
+        value = WRONG if i == wrong_at else scenario.scored[i].response
+        out.append((prompt_sha(bench.render(call, earlier)), value))
+        earlier.append(StepAnswer(i, Status.OK, json.dumps(value), value))
+    return out

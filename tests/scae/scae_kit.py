@@ -1,6 +1,9 @@
-"""Builders of judge rows for the SCAE statistics tests."""
+"""Builders of judge rows and episode files for the SCAE tests."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 from evaltally.benchmarks.scae.conditions import FULL, PREFIX, prefix_length
 from evaltally.benchmarks.scae.provenance import StepProvenance
@@ -31,3 +34,30 @@ def pair_rows(
         JudgeRow(episode, judge, PREFIX, prefix_status,
                  prefix if prefix_status == "ok" else None, total, k, provenance),
     ]  # fmt: skip
+
+
+def episode_line(eid: str, total: int, gold_steps: tuple[int, ...] = (2,)) -> dict[str, object]:
+    """A made-up localization episode of `total` steps; the steps in `gold_steps` (1-based) read
+    the gold file, the others read a file of their own."""
+    gold = "src/pkg/gold.py"
+    steps = [
+        {
+            "tool": "read",
+            "target": gold if s in gold_steps else f"src/pkg/other_{s}.py",
+            "output": f"episode {eid} step {s}",
+        }
+        for s in range(1, total + 1)
+    ]
+    return {
+        "id": eid,
+        "repository": "acme/pkg",
+        "task": f"Issue of episode {eid}.",
+        "gold": [gold],
+        "outcome": {"success": True, "answer": [gold]},
+        "steps": steps,
+    }
+
+
+def write_episodes(path: Path, lines: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path

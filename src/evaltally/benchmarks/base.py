@@ -20,8 +20,12 @@ A `Benchmark` subclass:
 - may verify an `ok` answer off the event loop (`verification`), the verdict going to the
   ledger's `verifications` table;
 - adds its oracle fields to export rows and lists `predictors`, the offline answerers that a
-  `provider = "baseline"` model runs (reading only `offline_context(call, earlier)`, never the
-  network).
+  `provider = "baseline"` model runs (reading only `offline_context(call, earlier)`, never
+  the network);
+- may build on another run's recorded answers (a fork of a recorded chain, judges of recorded
+  traces): `parents()` names those runs (recorded in the ledger's meta) and
+  `reused_requests()` lists recorded requests the session must re-build byte for byte before
+  anything is sent.
 
 Everything a benchmark raises while rendering, parsing or predicting fails that call (with the
 reason in the ledger); it never stops the run.
@@ -40,7 +44,7 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
-from evaltally.config import BenchmarkConfig
+from evaltally.config import BenchmarkConfig, ModelConfig
 from evaltally.errors import ConfigError
 from evaltally.records import SUBJECT, JSONValue, Message, PlannedCall, Status
 
@@ -59,6 +63,7 @@ __all__ = [
     "OptionError",
     "ParseResult",
     "Predictor",
+    "ReusedRequest",
     "StepAnswer",
     "VerificationJob",
     "file_sha256",
@@ -125,6 +130,19 @@ class DataSource:
 
     path: str
     sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReusedRequest:
+    """A request another run recorded, which this benchmark's prompts continue (a fork's
+    prefix). Before anything is sent, the session re-builds `messages` with `model`'s adapter
+    and refuses the run when the body no longer hashes to `request_hash`."""
+
+    model: ModelConfig
+    messages: list[Message]
+    request_hash: str
+    where: str
+    """The recorded call, as the error names it (run, chain, step, call id)."""
 
 
 Predictor = Callable[[Mapping[str, Any]], str]
@@ -281,6 +299,17 @@ class Benchmark(ABC):
         highlights it). Empty for a benchmark whose prompts never show earlier answers."""
         return {}
 
+    def parents(self) -> list[dict[str, JSONValue]]:
+        """The runs whose recorded answers this benchmark's items are built from (each a JSON
+        object naming the run directory and what was taken from it); recorded in the ledger's
+        meta under `parents`. Empty for a benchmark that reads only data files."""
+        return []
+
+    def reused_requests(self) -> Sequence[ReusedRequest]:
+        """Requests of other runs that this benchmark's prompts continue byte for byte (see
+        `ReusedRequest`); computed once per session, before anything is sent."""
+        return ()
+
 
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
@@ -313,6 +342,9 @@ class BenchmarkKind:
     cli_help: str = ""
     resamples: int = 2000
     """Bootstrap resamples of this kind's intervals when `tally report`/`grade` name none."""
+    command: str | None = None
+    """A typer command function mounted as `tally <name>` itself (a kind whose CLI is one
+    command, such as `tally fork RUN ...`); a kind has `cli` or `command`, not both."""
 
     def benchmark_class(self) -> type[Benchmark]:
         cls = _load(self.benchmark)
@@ -327,3 +359,7 @@ class BenchmarkKind:
     def load_cli(self) -> typer.Typer | None:
         app: typer.Typer | None = _load(self.cli) if self.cli else None
         return app
+
+    def load_command(self) -> Callable[..., Any] | None:
+        command: Callable[..., Any] | None = _load(self.command) if self.command else None
+        return command

@@ -1,13 +1,16 @@
-"""What every benchmark's CLI sub-app (`tally <kind> ...`) shares."""
+"""What every benchmark's CLI sub-app (`tally <kind> ...`) shares: error handling, and starting a
+run built on another run (`tally fork`, `tally scae cte-judge`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
+import tomllib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
 
 import typer
 
-from evaltally.errors import EvaltallyError
+from evaltally.errors import ConfigError, EvaltallyError
 
 T = TypeVar("T")
 
@@ -19,3 +22,42 @@ def guard(fn: Callable[[], T]) -> T:
     except EvaltallyError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(exc.exit_code) from None
+
+
+def derived_run_dir(parent: Path, out: Path | None, name: str | None, suffix: str) -> Path:
+    """The directory of a run built on `parent`: `-o DIR`, or `--name NAME` beside the parent,
+    or `<parent name>-<suffix>` beside it."""
+    if out is not None and name is not None:
+        raise EvaltallyError("give either -o/--out or --name, not both")
+    if out is not None:
+        return out
+    return Path(parent).resolve().parent / (name or f"{Path(parent).resolve().name}-{suffix}")
+
+
+def start_derived_run(run_dir: Path, compose: Callable[[], str], budget: float | None) -> None:
+    """Write the config `compose()` returns as `run_dir`'s config copy (run_dir.py), then run it
+    like `tally run`, with the same summary and exit statuses. `tally resume run_dir`
+    continues it."""
+    from evaltally.cli import run_config
+    from evaltally.config import load_config
+    from evaltally.run_dir import write_derived_config
+
+    run_config(lambda: load_config(write_derived_config(run_dir, compose())), budget)
+
+
+def model_tables(source: Path, text: str, keys: Sequence[str]) -> list[dict[str, Any]]:
+    """The `[[models]]` tables of a config's text, as written (all, or those with these keys
+    in this order), for a derived run's config."""
+    try:
+        tables = tomllib.loads(text).get("models")
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, "", f"not valid TOML: {exc}") from None
+    if not isinstance(tables, list) or not tables or not all(isinstance(t, dict) for t in tables):
+        raise ConfigError(source, "models", "needs at least one [[models]] entry")
+    by_key = {str(t.get("key")): t for t in tables}
+    for key in keys:
+        if key not in by_key:
+            raise ConfigError(
+                source, "models", f"no model with key {key!r}; keys: {', '.join(by_key)}"
+            )
+    return [by_key[k] for k in keys] if keys else list(tables)

@@ -4,7 +4,8 @@ Export rows (docs/export.md): each row's `benchmark_kind`, its step's `role`, it
 `verification` verdict (the benchmark's check, recorded in the ledger's verifications table),
 the model's `provider` and requested `reasoning` mode (from the run's config: a regrader can
 tell offline predictors and reasoning settings apart without it) and the benchmark's oracle
-fields. Report: each benchmark's data sources with their SHA-256.
+fields. Report: each benchmark's data sources with their SHA-256. Ledger meta: the runs a
+benchmark was built from (`parents`).
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ CORE = ("benchmark_kind", "role", "verification", "provider", "reasoning")
 _CALL_FIELDS = ("call_id", "chain_id", "step", "model", "benchmark", "item_id", "sample")
 
 
-def export_enricher(config: SweepConfig, run_dir: Path) -> Callable[[ExportRow], Mapping[str, Any]]:
-    """Fields for each export row of a run, from the run's own config and verdicts."""
-    benchmarks = load_benchmarks(config)
+def export_enricher(
+    config: SweepConfig, run_dir: Path, benchmarks: Mapping[str, Benchmark] | None = None
+) -> Callable[[ExportRow], Mapping[str, Any]]:
+    """Fields for each export row of a run, from the run's own config and verdicts (and its
+    benchmarks, when the caller has them loaded already)."""
+    benchmarks = load_benchmarks(config) if benchmarks is None else benchmarks
     verdicts = latest_verdicts(run_dir)
     models = {m.key: m for m in config.models}
 
@@ -67,3 +71,10 @@ def data_sources(benchmarks: Mapping[str, Benchmark]) -> dict[str, dict[str, obj
         }
         for label, bench in benchmarks.items()
     }
+
+
+def parents(benchmarks: Mapping[str, Benchmark]) -> dict[str, list[dict[str, Any]]]:
+    """Benchmark label -> the runs its items were built from (only benchmarks that have any);
+    recorded in the ledger's meta under `parents`."""
+    found = {label: bench.parents() for label, bench in benchmarks.items()}
+    return {label: runs for label, runs in found.items() if runs}

@@ -16,6 +16,8 @@ _FOLDERS = {
     "prompts": "evaltally.benchmarks.prompts",
     "cte": "evaltally.benchmarks.cte",
     "ctxgap": "evaltally.benchmarks.ctxgap",
+    "scae": "evaltally.benchmarks.scae",
+    "fork": "evaltally.benchmarks.fork",
 }
 
 _registered: dict[str, BenchmarkKind] = {}

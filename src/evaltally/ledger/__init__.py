@@ -2,7 +2,7 @@
 
 from evaltally.ledger.bodies import unpack as unpack_body
 from evaltally.ledger.chain import plan_fingerprint
-from evaltally.ledger.export import ExportRow, export_run
+from evaltally.ledger.export import ExportRow, export_rows, export_run
 from evaltally.ledger.results import PendingChain, PlanDelta, RecordedAnswer
 from evaltally.ledger.schema import SCHEMA_VERSION
 from evaltally.ledger.status import RunStatus, StatusCounts, latest_meta, run_status
@@ -19,6 +19,7 @@ __all__ = [
     "RunStatus",
     "StatusCounts",
     "VerifyReport",
+    "export_rows",
     "export_run",
     "latest_meta",
     "plan_fingerprint",

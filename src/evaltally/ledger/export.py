@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,33 @@ FROM planned p
 _QUERY = _SELECT + "ORDER BY p.model, p.benchmark, p.protocol, p.chain_id, p.step"
 
 
+def export_rows(
+    run_dir: Path, *, enrich: Callable[[ExportRow], Mapping[str, Any]] | None = None
+) -> Generator[ExportRow, None, None]:
+    """The export rows of `run_dir`, one per planned call, read-only (a live run is fine).
+    `tally export` writes them; a run built on another run's answers (SCAE's cte-judge) reads
+    them without a file in between."""
+    path = ledger_path(Path(run_dir))
+    conn = connect_ro(path)
+    try:
+        for row in conn.execute(_QUERY):
+            record = _record(row)
+            if enrich is not None:
+                extra = enrich(record)
+                clash = sorted(set(extra) & set(record))
+                if clash:
+                    raise LedgerError(
+                        f"export enrichment tried to overwrite ledger field(s) {clash} for "
+                        f"call {record['call_id']}; rename the benchmark's fields"
+                    )
+                record.update(extra)
+            yield record
+    except sqlite3.Error as exc:
+        raise translate(exc, path, "export the run") from exc
+    finally:
+        conn.close()
+
+
 def export_run(
     run_dir: Path,
     out: Path,
@@ -52,35 +79,22 @@ def export_run(
     enrich: Callable[[ExportRow], Mapping[str, Any]] | None = None,
 ) -> int:
     """Write the export of `run_dir` to `out`; returns the number of rows."""
-    path = ledger_path(Path(run_dir))
     out = Path(out)
-    conn = connect_ro(path)
+    rows = export_rows(run_dir, enrich=enrich)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     n = 0
     try:
         with tmp.open("wb") as fh:
-            for row in conn.execute(_QUERY):
-                record = _record(row)
-                if enrich is not None:
-                    extra = enrich(record)
-                    clash = sorted(set(extra) & set(record))
-                    if clash:
-                        raise LedgerError(
-                            f"export enrichment tried to overwrite ledger field(s) {clash} for "
-                            f"call {record['call_id']}; rename the benchmark's fields"
-                        )
-                    record.update(extra)
+            for record in rows:
                 fh.write(orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE))
                 n += 1
         tmp.replace(out)
-    except sqlite3.Error as exc:
-        raise translate(exc, path, "export the run") from exc
     except TypeError as exc:  # orjson: an enrichment returned something that is not JSON
         raise LedgerError(f"export row {n + 1} cannot be written as JSON: {exc}") from exc
     except OSError as exc:
         raise LedgerError(f"cannot write the export to {out}: {exc.strerror or exc}") from exc
     finally:
-        conn.close()
+        rows.close()
         with contextlib.suppress(OSError):
             tmp.unlink()
     return n

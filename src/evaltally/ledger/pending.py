@@ -32,13 +32,16 @@ WHERE NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.call_id = a.call_id AND o.sta
 GROUP BY a.call_id
 """
 
-_QUERY = f"""
+CHAIN_SELECT = f"""
 SELECT p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.item_id, p.sample, p.protocol,
        p.spec_json, f.status, f.raw_text, f.parsed_json, f.request_hash, f.seq
 FROM planned p
 LEFT JOIN outcomes f ON f.call_id = p.call_id AND f.status IN {FINAL}
-ORDER BY p.chain_id, p.step
 """
+"""Every planned call with its final outcome (if any); append WHERE/ORDER BY (ledger/recorded.py
+reads one chain with it)."""
+
+_QUERY = CHAIN_SELECT + "ORDER BY p.chain_id, p.step"
 
 
 def compute_pending(path: Path) -> list[PendingChain]:
@@ -77,17 +80,18 @@ def _chains(conn: sqlite3.Connection, attempts: dict[str, int]) -> Iterator[Pend
         for row in page:
             if row[1] != chain_id:
                 if group and any(r[9] is None for r in group):
-                    yield _build(group, attempts)
+                    yield build_chain(group, attempts)
                 group = []
                 chain_id = row[1]
             elif row[0] == group[-1][0]:
                 continue  # a second final outcome (verify reports it); the first one counts
             group.append(row)
     if group and any(r[9] is None for r in group):
-        yield _build(group, attempts)
+        yield build_chain(group, attempts)
 
 
-def _build(rows: list[tuple[Any, ...]], attempts_by_call: dict[str, int]) -> PendingChain:
+def build_chain(rows: list[tuple[Any, ...]], attempts_by_call: dict[str, int]) -> PendingChain:
+    """A chain from its `CHAIN_SELECT` rows in step order (one row per call)."""
     chain_id = rows[0][1]
     calls: list[PlannedCall] = []
     recorded: dict[int, RecordedAnswer] = {}

@@ -94,17 +94,20 @@ def offline_body(messages: Sequence[Message]) -> bytes:
     return canonical_json({"messages": list(messages)})
 
 
+def request_body(unit: LaneUnit, messages: Sequence[Message]) -> bytes:
+    """The exact bytes a call of `unit`'s model sends for `messages` (what the ledger stores
+    and hashes)."""
+    if unit.adapter is None:
+        return offline_body(messages)
+    assert unit.endpoint is not None
+    return unit.adapter.build_request(unit.endpoint, messages).body
+
+
 class CallExecutor:
     def __init__(self, ledger: Ledger, transport: Transport, sleep: clk.Sleep = clk.sleep) -> None:
         self.ledger = ledger
         self.transport = transport
         self.sleep = sleep
-
-    def build_body(self, unit: LaneUnit, messages: Sequence[Message]) -> bytes:
-        if unit.adapter is None:
-            return offline_body(messages)
-        assert unit.endpoint is not None
-        return unit.adapter.build_request(unit.endpoint, messages).body
 
     async def run(
         self,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.ledger import Ledger
-from evaltally.runner.session import load_run_config
+from evaltally.run_dir import load_run_config
 from evaltally.runner.verification import Verifier, verify_recorded
 from evaltally.runner.workers import WorkerPool
 

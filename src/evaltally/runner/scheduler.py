@@ -21,7 +21,7 @@ from evaltally.benchmarks.base import Benchmark, StepAnswer
 from evaltally.errors import EvaltallyError
 from evaltally.ledger import Ledger, PendingChain, RecordedAnswer
 from evaltally.records import PlannedCall, Status
-from evaltally.runner.call import CallExecutor, CallResult, LaneUnit, request_hash
+from evaltally.runner.call import CallExecutor, CallResult, LaneUnit, request_body, request_hash
 from evaltally.runner.lane import Lane, LaneStopped
 
 BudgetCheck = Callable[[], str | None]
@@ -207,7 +207,7 @@ class Scheduler:
         if stored is None:
             return None
         try:
-            body = self.executor.build_body(unit, bench.render(call, work.as_seen_by(recorded)))
+            body = request_body(unit, bench.render(call, work.as_seen_by(recorded)))
         except Exception as exc:  # same as a mismatch: the rest of the chain cannot follow
             body, cause = b"", f"it no longer renders ({exc!r})"
         else:

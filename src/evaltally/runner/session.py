@@ -1,8 +1,7 @@
 """One `tally run` / `tally resume` session: plan first, then drive what remains.
 
 config -> plan -> ledger(planned) -> pending chains -> scheduler -> outcomes. A run directory
-keeps a copy of the config it was started with; resume reads that copy, so editing the original
-file never silently changes a run in progress.
+keeps a copy of the config it was started with (run_dir.py); resume reads that copy.
 """
 
 from __future__ import annotations
@@ -10,28 +9,27 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from evaltally.audit import audit_run
-from evaltally.benchmarks.enrich import data_sources
+from evaltally.benchmarks.enrich import data_sources, parents
 from evaltally.benchmarks.registry import load_benchmarks
-from evaltally.config import SweepConfig, load_config, read_api_keys
+from evaltally.config import SweepConfig, read_api_keys
 from evaltally.config_checks import make_run_dir
-from evaltally.errors import LedgerError
 from evaltally.ledger import Ledger
 from evaltally.plan import iter_plan
+from evaltally.run_dir import CONFIG_COPY, keep_config_copy
 from evaltally.runner.call import CallExecutor
 from evaltally.runner.lane import Lane
 from evaltally.runner.progress import ProgressReporter
+from evaltally.runner.reused import check_reused
 from evaltally.runner.scheduler import BudgetCheck, ChainWork, Scheduler
 from evaltally.runner.transport import AiohttpTransport, Transport
 from evaltally.runner.units import build_units
 from evaltally.runner.verification import Verifier, verify_recorded
 from evaltally.runner.workers import WorkerPool
-
-CONFIG_COPY = "config.toml"
 
 
 @dataclass
@@ -60,20 +58,6 @@ class SessionResult:
         return {lane.name: lane for lane in self.lanes.values()}
 
 
-def load_run_config(run_dir: Path) -> SweepConfig:
-    """The config a run was started with, paths resolved as they were at the start."""
-    copy = run_dir / CONFIG_COPY
-    if not copy.exists():
-        raise LedgerError(
-            f"{run_dir}: not a run directory (no {CONFIG_COPY}); start with tally run"
-        )
-    base_file = run_dir / ".config_dir"
-    base = Path(base_file.read_text().strip()) if base_file.exists() else run_dir
-    config = load_config(copy, base_dir=base)
-    # The run directory is wherever the run lives now, even if it was moved.
-    return replace(config, path=copy, name=run_dir.name, runs_dir=run_dir.parent)
-
-
 async def run_session(
     config: SweepConfig,
     *,
@@ -87,10 +71,12 @@ async def run_session(
     keys = read_api_keys(config, env)
     benchmarks = load_benchmarks(config)
     units = build_units(config, keys)
+    # Before the run directory exists: a fork whose parent changed leaves nothing behind.
+    check_reused(benchmarks)
     run_dir = make_run_dir(config)
     if not (run_dir / CONFIG_COPY).exists():
         # Written before the ledger exists, so a run killed while planning can be resumed.
-        _keep_config_copy(config, run_dir)
+        keep_config_copy(config, run_dir)
     ledger = await Ledger.open(run_dir, create=True, command=command)
     own_transport = transport is None
     transport = transport or AiohttpTransport()
@@ -100,7 +86,10 @@ async def run_session(
         delta = await ledger.reconcile_plan(iter_plan(config, benchmarks))
         await ledger.set_meta("config", {"path": str(config.path), "text": config.text})
         await ledger.set_meta("data_sources", data_sources(benchmarks))
-        _keep_config_copy(config, run_dir)
+        lineage = parents(benchmarks)
+        if lineage:
+            await ledger.set_meta("parents", lineage)
+        keep_config_copy(config, run_dir)
         interrupted = await ledger.mark_interrupted()
         pending = await ledger.pending_chains()
         result = SessionResult(run_dir, delta.total, delta.added, interrupted_attempts=interrupted)
@@ -164,15 +153,3 @@ def _budget_check(
         return None
 
     return check
-
-
-def _keep_config_copy(config: SweepConfig, run_dir: Path) -> None:
-    """Keep the config the run now follows (an extension replaces the copy; the ledger's
-    meta keeps the history)."""
-    copy = run_dir / CONFIG_COPY
-    unchanged = copy.exists() and copy.read_text(encoding="utf-8") == config.text
-    if config.path.resolve() != copy.resolve() and not unchanged:
-        tmp = copy.with_suffix(".tmp")
-        tmp.write_text(config.text, encoding="utf-8")
-        tmp.replace(copy)
-        (run_dir / ".config_dir").write_text(str(config.path.parent.resolve()))

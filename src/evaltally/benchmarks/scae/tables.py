@@ -6,7 +6,7 @@ significant digits (1.1e-16); "-" marks an undefined value (empty denominator).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from evaltally.report.tables import Table
@@ -209,37 +209,6 @@ def all_tables(summary: Mapping[str, Any]) -> list[Table]:
         if extra is not None:
             made.append(extra)
     return made
-
-
-def fork_table(forks: Sequence[tuple[str, Mapping[str, Any]]]) -> Table:
-    """One row per (label, `fork.fork_summary` result)."""
-    rows = []
-    for label, f in forks:
-        o = f["outcome"]
-        spread = "-" if o["min"] is None else f"{o['min']:g}..{o['max']:g}"
-        rows.append(
-            (
-                label,
-                str(f["replays"]),
-                f["bucket_spec"],
-                str(len(f["buckets"])),
-                num(f["entropy"]),
-                num(f["share_recorded_bucket"]),
-                num(o["mean"]),
-                num(o["variance"]),
-                spread,
-                num(f["share_reproduced"]),
-            )
-        )
-    return Table(
-        "Fork resampling",
-        ("fork", "replays", "buckets by", "buckets", "entropy (nats)", "recorded bucket",
-         "outcome mean", "outcome var", "outcome range", "reproduced"),
-        rows,
-        "entropy of the answer at the fork step; recorded bucket: share of replays answering "
-        "in the recorded answer's bucket; reproduced: share whose whole continuation equals "
-        "the recorded one.",
-    )  # fmt: skip
 
 
 def cte_judge_table(scores: Mapping[str, Any]) -> Table:

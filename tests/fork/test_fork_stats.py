@@ -7,7 +7,8 @@ import math
 
 import pytest
 
-from evaltally.benchmarks.scae.fork import (
+from evaltally.benchmarks.fork.report import fork_table
+from evaltally.benchmarks.fork.stats import (
     BucketSpec,
     Continuation,
     ForkAnswer,
@@ -16,7 +17,6 @@ from evaltally.benchmarks.scae.fork import (
     fork_summary,
     parse_bucket_spec,
 )
-from evaltally.benchmarks.scae.tables import fork_table
 from evaltally.report.tables import to_markdown
 
 
@@ -93,5 +93,6 @@ def test_fork_table() -> None:
     s = fork_summary(cont(SEARCH, outcome=1.0), [cont(SEARCH), cont(READ_B, outcome=0.0)])
     md = to_markdown(fork_table([("chain c1 @ step 3", s)]))
     assert (
-        "| chain c1 @ step 3 | 2 | value | 2 | 0.693 | 0.500 | 0.500 | 0.250 | 0..1 | 0.500 |" in md
+        "| chain c1 @ step 3 | 2 | value | 2 | 0.693 | 0.500 | 0.500 | 0.250 | 0..1 | 2 | 0.500 |"
+        in md
     )

@@ -1,4 +1,4 @@
-"""Fork-resampling statistics: m replays of a recorded chain from step s on (docs/scae.md).
+"""Fork-resampling statistics: m replays of a recorded chain from step s on (docs/fork.md).
 
 Each replay reuses the recorded prefix (steps before s) and samples steps s, s+1, ... anew; the
 parent's own continuation is the `recorded` one. From the answers and final outcomes:
@@ -9,7 +9,9 @@ parent's own continuation is the `recorded` one. From the answers and final outc
   (1/n sum (y - mean)^2, the replay variance U_exec of the paper), min, max, distinct values;
 - reproduction: the share of replays whose whole continuation (every answer from s on, status
   and parsed value, JSON-equal as CTE's value match compares) equals the recorded one, and the
-  share whose answer at s falls in the recorded answer's bucket.
+  share whose answer at s falls in the recorded answer's bucket;
+- the number of distinct final answers (buckets of the last answer) over the replays that
+  reached it: the spread of the outcome for chains whose kind has no numeric outcome.
 
 Buckets (`BucketSpec`): the default `value` is the exact parsed answer (JSON, key order
 ignored, 1 and 1.0 alike, true and 1 apart); `tool,target` style specs bucket by the values at
@@ -134,6 +136,7 @@ def fork_summary(
     recorded_bucket = bucket(recorded.answers[0], spec) if recorded.answers else None
     outcomes = [r.outcome for r in replays if r.outcome is not None]
     same = sum(same_continuation(r, recorded) for r in replays)
+    finals = {bucket(r.answers[-1], spec) for r in replays if r.answers}
     return {
         "replays": m,
         "bucket_spec": spec.describe(),
@@ -143,6 +146,7 @@ def fork_summary(
         "share_recorded_bucket": counts.get(recorded_bucket or "", 0) / m if m else None,
         "outcome": outcome_spread(outcomes),
         "recorded_outcome": recorded.outcome,
+        "final_distinct": len(finals),
         "reproduced": same,
         "share_reproduced": same / m if m else None,
     }

@@ -1,0 +1,70 @@
+"""``tally fork RUN --chain ID --at STEP --replays M``: start (or continue) a fork run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from evaltally.benchmarks.cli_common import (
+    derived_run_dir,
+    guard,
+    model_tables,
+    start_derived_run,
+)
+
+
+def fork(
+    run_dir: Path = typer.Argument(..., help="The parent run directory."),
+    chain: str = typer.Option(
+        ..., "--chain", help="The chain to fork: its chain_id (export) or a unique prefix."
+    ),
+    at: int = typer.Option(
+        ..., "--at", min=0, help="First step sampled anew (0-based); earlier steps are reused."
+    ),
+    replays: int = typer.Option(..., "--replays", min=1, help="How many continuations."),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        help="A model key of the parent's config (default: the model that answered step AT).",
+    ),
+    bucket: str = typer.Option(
+        "value", "--bucket", help="Entropy buckets: value, or key paths such as tool,target."
+    ),
+    out: Path | None = typer.Option(None, "-o", "--out", help="The new run directory."),
+    name: str | None = typer.Option(None, "--name", help="The new run's name, beside RUN."),
+    budget: float | None = typer.Option(None, "--budget", help="Stop sending at this spend (USD)."),
+) -> None:
+    """Replay a recorded chain from step AT on, REPLAYS times, in a new run that names its
+    parent; the parent's ledger is only read. `tally report` on the new run gives the entropy
+    at AT, the outcome spread and how often the recorded continuation is reproduced."""
+    parent = run_dir.resolve()
+    target = guard(lambda: derived_run_dir(parent, out, name, f"fork-{chain[:8]}-at{at}"))
+
+    def compose() -> str:
+        from evaltally.ledger.recorded import read_chain, resolve_chain
+        from evaltally.run_dir import CONFIG_COPY, load_run_config
+        from evaltally.toml_text import derived_config
+
+        load_run_config(parent)  # a clear error when RUN is not a run directory
+        chain_id = resolve_chain(parent, chain)
+        calls = read_chain(parent, chain_id).calls
+        key = model or calls[min(at, len(calls) - 1)].model
+        copy = parent / CONFIG_COPY
+        bench = {
+            "kind": "fork",
+            "parent": str(parent),
+            "chain": chain_id,
+            "at": at,
+            "samples": replays,
+            "bucket": bucket,
+        }
+        return derived_config(
+            f"Written by `tally fork` for chain {chain_id} of {parent} at step {at}.\n"
+            f"Continue it with `tally resume {target}` (this file is the run's {CONFIG_COPY}).",
+            {"name": target.name, "runs_dir": str(target.resolve().parent)},
+            model_tables(copy, copy.read_text(encoding="utf-8"), [key]),
+            bench,
+        )
+
+    start_derived_run(target, compose, budget)

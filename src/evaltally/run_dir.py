@@ -1,0 +1,73 @@
+"""A run directory's copy of its config: read back by every command that works on a run (resume,
+status, export, report, and runs built on another run's answers), kept up to date by a session,
+and written first for a run derived from another one (`tally fork`, `tally scae cte-judge`).
+
+A run keeps the config it was started with, so editing the original file never silently changes
+a run in progress; `.config_dir` remembers the original's directory, against which relative
+paths in it resolve.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from evaltally.config import SweepConfig, load_config
+from evaltally.errors import LedgerError
+
+CONFIG_COPY = "config.toml"
+_CONFIG_DIR = ".config_dir"
+
+
+def load_run_config(run_dir: Path) -> SweepConfig:
+    """The config a run was started with, paths resolved as they were at the start."""
+    run_dir = Path(run_dir)
+    copy = run_dir / CONFIG_COPY
+    if not copy.exists():
+        raise LedgerError(
+            f"{run_dir}: not a run directory (no {CONFIG_COPY}); start with tally run"
+        )
+    base_file = run_dir / _CONFIG_DIR
+    base = Path(base_file.read_text().strip()) if base_file.exists() else run_dir
+    config = load_config(copy, base_dir=base)
+    # The run directory is wherever the run lives now, even if it was moved.
+    return replace(config, path=copy, name=run_dir.name, runs_dir=run_dir.parent)
+
+
+def keep_config_copy(config: SweepConfig, run_dir: Path) -> None:
+    """Keep the config the run now follows (an extension replaces the copy; the ledger's
+    meta keeps the history)."""
+    copy = run_dir / CONFIG_COPY
+    unchanged = copy.exists() and copy.read_text(encoding="utf-8") == config.text
+    if config.path.resolve() != copy.resolve() and not unchanged:
+        tmp = copy.with_suffix(".tmp")
+        tmp.write_text(config.text, encoding="utf-8")
+        tmp.replace(copy)
+        (run_dir / _CONFIG_DIR).write_text(str(config.path.parent.resolve()))
+
+
+def write_derived_config(run_dir: Path, text: str) -> Path:
+    """Start a run whose config a command composed (its paths absolute): the text is checked
+    first, then written as the run's config copy. Repeating the command with the same arguments
+    continues the run; other arguments for a run that has a ledger are refused (a start that
+    failed before its ledger existed is simply replaced)."""
+    from evaltally.ledger.files import ledger_path
+
+    run_dir = Path(run_dir).resolve()
+    copy = run_dir / CONFIG_COPY
+    load_config(copy, text=text)
+    if copy.exists() and copy.read_text(encoding="utf-8") == text:
+        return copy
+    if ledger_path(run_dir).exists():
+        raise LedgerError(
+            f"{run_dir} already holds a run started with other arguments; continue it with "
+            f"`tally resume {run_dir}`, or name a new run directory"
+        )
+    if not copy.exists() and run_dir.exists() and any(run_dir.iterdir()):
+        raise LedgerError(f"{run_dir} exists and is not empty; name a new run directory")
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        copy.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise LedgerError(f"cannot write {copy}: {exc.strerror or exc}") from exc
+    return copy
