@@ -105,15 +105,11 @@ class Scheduler:
         for unit in self.units.values():
             self._queue(unit.lane)
         for item in sorted(work, key=lambda w: (-w.remaining, w.chain.chain_id)):
-            lanes = {
-                id(self.units[c.model].lane): self.units[c.model].lane
-                for c in item.chain.calls
-                if c.step not in item.chain.recorded
-            }
-            for lane in lanes.values():
+            recorded = item.chain.recorded
+            lanes = [self.units[c.model].lane for c in item.chain.calls if c.step not in recorded]
+            self._queue(lanes[0]).fresh.append(item)
+            for lane in {id(lane): lane for lane in lanes}.values():
                 self._queue(lane).reach += 1
-            first = next(c for c in item.chain.calls if c.step not in item.chain.recorded)
-            self._queue(self.units[first.model].lane).fresh.append(item)
         self._open = len(work)
         try:
             async with asyncio.TaskGroup() as group:
