@@ -2,10 +2,13 @@
 
 Exit statuses (docs/cli.md):
   0  every planned call ended ok or parse_error (or the command succeeded)
-  2  bad input: config, data, credentials, a locked or mismatched run
-  3  the run is incomplete: some calls failed or are blocked; `tally resume RUN` continues it
-  4  `tally verify` found a violated ledger invariant
-  130 interrupted (Ctrl-C); `tally resume RUN` continues it
+  2  bad input: config, data, credentials, a locked or mismatched run, a lost ledger
+  3  the run is incomplete: some calls failed or are blocked, or the ledger could not be
+     written (disk full); `tally resume RUN` continues it
+  4  `tally verify` found a violated ledger invariant (tampering or corruption)
+  5  `tally verify`: the history is intact but the last process did not close it (killed,
+     full disk); `tally resume RUN` continues the run
+  130 interrupted (Ctrl-C or SIGTERM); `tally resume RUN` continues it
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 3
 EXIT_VERIFY_FAILED = 4
+EXIT_VERIFY_INTERRUPTED = 5
 EXIT_INTERRUPTED = 130
 # The end-of-run summary names at most this many failed calls; the export has them all.
 MAX_LISTED_FAILURES = 10
@@ -100,12 +104,21 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
     _guard(go)
 
 
-def _run(load: Callable[[], Any], budget: float | None) -> None:
+_BUDGET_HELP = "stop sending at this spend (USD, >= 0; 0: send nothing that costs)"
+_START_OVER_HELP = (
+    "the run's ledger was lost (emptied, or its WAL deleted): start the run again from nothing"
+)
+
+
+def _run(load: Callable[[], Any], budget: float | None, start_over: bool) -> None:
+    from evaltally.config import check_budget
     from evaltally.runner.session import run_session
 
     def go() -> int:
+        limit = check_budget(budget, "command line", "--budget")
         cfg = load()
-        result = asyncio.run(run_session(cfg, command=_command_line(), budget_usd=budget))
+        session = run_session(cfg, command=_command_line(), budget_usd=limit, start_over=start_over)
+        result = asyncio.run(session)
         for line in result.failures[:MAX_LISTED_FAILURES]:
             err.print(f"failed: {line}", highlight=False, markup=False)
         if len(result.failures) > MAX_LISTED_FAILURES:
@@ -139,24 +152,26 @@ def _run(load: Callable[[], Any], budget: float | None) -> None:
 @app.command()
 def run(
     config: Path = typer.Argument(..., help="sweep config (TOML)"),
-    budget: float | None = typer.Option(None, "--budget", help="stop sending at this spend (USD)"),
+    budget: float | None = typer.Option(None, "--budget", help=_BUDGET_HELP),
+    start_over: bool = typer.Option(False, "--start-over", help=_START_OVER_HELP),
 ) -> None:
     """Plan the sweep into the ledger, then run every planned call."""
     from evaltally.config import load_config
 
-    _run(lambda: load_config(config), budget)
+    _run(lambda: load_config(config), budget, start_over)
 
 
 @app.command()
 def resume(
     run_dir: Path = typer.Argument(..., help="run directory, e.g. runs/my-sweep"),
-    budget: float | None = typer.Option(None, "--budget", help="stop sending at this spend (USD)"),
+    budget: float | None = typer.Option(None, "--budget", help=_BUDGET_HELP),
+    start_over: bool = typer.Option(False, "--start-over", help=_START_OVER_HELP),
 ) -> None:
     """Finish an interrupted run: re-run failed, blocked and unfinished calls, never an answer
     already recorded."""
     from evaltally.runner.session import load_run_config
 
-    _run(lambda: load_run_config(run_dir), budget)
+    _run(lambda: load_run_config(run_dir), budget, start_over)
 
 
 @app.command()
@@ -234,13 +249,16 @@ def _export_enricher(run_dir: Path) -> Callable[[dict[str, Any]], Any]:
 def export(
     run_dir: Path = typer.Argument(..., help="run directory"),
     output: Path = typer.Option(..., "-o", "--output", help="JSONL file to write"),
+    force: bool = typer.Option(False, "--force", help="replace OUTPUT if it exists"),
 ) -> None:
-    """One JSONL row per planned call (docs/export.md)."""
+    """One JSONL row per planned call (docs/export.md). Never writes over a run's own files."""
 
     def go() -> None:
         from evaltally.ledger import export_run
+        from evaltally.ledger.export import check_target
 
-        n = export_run(run_dir, output, enrich=_export_enricher(run_dir))
+        check_target(output, run_dir, force=force)  # before the config copy is even read
+        n = export_run(run_dir, output, enrich=_export_enricher(run_dir), force=force)
         out.print(f"wrote {n:,} rows to {output}", highlight=False)
 
     _guard(go)
@@ -248,7 +266,8 @@ def export(
 
 @app.command()
 def verify(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
-    """Check the ledger's invariants; exit 4 with precise messages when one is violated."""
+    """Check the ledger's invariants: exit 0 verified, 4 violated (tampering or corruption),
+    5 interrupted (intact, but the last process did not close it: resume the run)."""
 
     def go() -> int:
         from evaltally.ledger import verify_run
@@ -256,12 +275,28 @@ def verify(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
         report = verify_run(run_dir)
         for note in report.notes:
             out.print(f"note: {note}", highlight=False, markup=False)
-        if report.ok:
-            out.print(f"{run_dir}: ledger verified, no violations", highlight=False)
-            return EXIT_OK
         for problem in report.violations:
             err.print(f"violation: {problem}", highlight=False, markup=False)
-        return EXIT_VERIFY_FAILED
+        for finding in report.interruptions:
+            err.print(f"interrupted: {finding}", highlight=False, markup=False)
+        if report.violations:
+            err.print(
+                f"{run_dir}: the ledger's history was altered or damaged "
+                f"({len(report.violations)} violation(s))",
+                highlight=False,
+                markup=False,
+            )
+            return EXIT_VERIFY_FAILED
+        if report.interruptions:
+            err.print(
+                f"{run_dir}: history intact, but the last process did not close the run "
+                f"(killed, or stopped by a full disk); continue with `tally resume {run_dir}`",
+                highlight=False,
+                markup=False,
+            )
+            return EXIT_VERIFY_INTERRUPTED
+        out.print(f"{run_dir}: ledger verified, no violations", highlight=False, markup=False)
+        return EXIT_OK
 
     raise typer.Exit(_guard(go))
 
@@ -315,11 +350,20 @@ def report(
     def go() -> None:
         import tempfile
 
+        from evaltally.errors import DataError
         from evaltally.ledger import export_run
         from evaltally.report import grade_export
         from evaltally.runner.session import load_run_config
 
-        modes = {m.key: m.reasoning for m in load_run_config(run_dir).models}
+        config = load_run_config(run_dir)
+        if not any(b.kind == "cte" for b in config.benchmarks):
+            kinds = ", ".join(sorted({b.kind for b in config.benchmarks}))
+            raise DataError(
+                f"{run_dir}: `tally report` grades CTE-Bench, and this run has no CTE-Bench "
+                f"benchmark (its benchmarks: {kinds}); `tally export {run_dir} -o FILE` writes "
+                "its rows"
+            )
+        modes = {m.key: m.reasoning for m in config.models}
         with tempfile.TemporaryDirectory(prefix="tally-report-") as tmp:
             export = Path(tmp) / "export.jsonl"
             export_run(run_dir, export, enrich=_export_enricher(run_dir))

@@ -6,10 +6,12 @@
     ├── LedgerError                a run directory or ledger file is unusable
     │   ├── RunLockedError         another process drives the same run
     │   ├── PlanMismatchError      the config no longer matches the recorded plan
-    │   └── LedgerIntegrityError   `tally verify` found a violated invariant
+    │   ├── LedgerIntegrityError   `tally verify` found a violated invariant
+    │   └── LedgerWriteError       the ledger could not record (disk full, I/O error): exit 3
     ├── ProviderError              a provider answered in a way the adapter cannot use
     ├── CredentialError            a key or credential variable is missing
-    └── SandboxError               service code from a data file failed or exceeded its limits
+    ├── SandboxError               service code from a data file failed or exceeded its limits
+    └── RunTerminated              SIGTERM stopped the run (treated like Ctrl-C): exit 130
 
 Foreign exceptions (aiohttp, sqlite3, orjson, OSError) are translated at the module that meets
 them, so callers only ever catch these.
@@ -59,9 +61,22 @@ class LedgerIntegrityError(LedgerError):
     """A ledger invariant is violated (tampering, truncation, or a bug)."""
 
 
+class LedgerWriteError(LedgerError):
+    """A commit to the ledger failed (disk full, I/O error). Everything committed before is
+    intact and the run stopped; once the cause is fixed, `tally resume RUN` continues it."""
+
+    exit_code = 3
+
+
 class ProviderError(EvaltallyError):
     """A provider response could not be interpreted."""
 
 
 class SandboxError(EvaltallyError):
     """Untrusted service code failed, timed out or exceeded its limits in its sandbox."""
+
+
+class RunTerminated(EvaltallyError):
+    """The process was asked to stop (SIGTERM); in-flight attempts were closed as interrupted."""
+
+    exit_code = 130
