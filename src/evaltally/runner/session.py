@@ -182,8 +182,9 @@ def _sigterm_cancels() -> Iterator[list[bool]]:
     previous = signal.getsignal(signal.SIGTERM)
 
     def on_sigterm() -> None:
-        terminated.append(True)
-        if task is not None:
+        # Once only: a second SIGTERM must not cancel the clean-up that closes the ledger.
+        if not terminated and task is not None:
+            terminated.append(True)
             task.cancel()
 
     try:
