@@ -13,11 +13,13 @@ from typing import Any
 
 from evaltally.config import SweepConfig
 from evaltally.ledger.files import connect_ro, ledger_path
+from evaltally.ledger.usage import sql_total
 
-_USAGE_BY_MODEL = """
+# Usage is provider input: bounded per row and summed without overflow (ledger/usage.py).
+_USAGE_BY_MODEL = f"""
 SELECT p.model, SUM(o.status IN ('ok', 'parse_error')),
-       COALESCE(SUM(o.input_tokens), 0), COALESCE(SUM(o.output_tokens), 0),
-       COALESCE(SUM(o.reasoning_tokens), 0), COALESCE(SUM(o.reasoning_tokens > 0), 0)
+       {sql_total("o.input_tokens")}, {sql_total("o.output_tokens")},
+       {sql_total("o.reasoning_tokens")}, COALESCE(SUM(o.reasoning_tokens > 0), 0)
 FROM outcomes o JOIN planned p ON p.call_id = o.call_id
 GROUP BY p.model
 """
@@ -56,7 +58,7 @@ class ModelAudit:
 def audit_run(run_dir: Path, config: SweepConfig) -> list[ModelAudit]:
     conn = connect_ro(ledger_path(run_dir))
     try:
-        rows = {r[0]: r[1:] for r in conn.execute(_USAGE_BY_MODEL)}
+        rows = {r[0]: tuple(int(v) for v in r[1:]) for r in conn.execute(_USAGE_BY_MODEL)}
     finally:
         conn.close()
     audits = []

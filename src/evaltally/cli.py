@@ -2,10 +2,13 @@
 
 Exit statuses (docs/cli.md):
   0  every planned call ended ok or parse_error (or the command succeeded)
-  2  bad input: config, data, credentials, a locked or mismatched run
-  3  the run is incomplete: some calls failed or are blocked; `tally resume RUN` continues it
-  4  `tally verify` found a violated ledger invariant
-  130 interrupted (Ctrl-C); `tally resume RUN` continues it
+  2  bad input: config, data, credentials, a locked or mismatched run, a lost ledger
+  3  the run is incomplete: some calls failed or are blocked, or the ledger could not be
+     written (disk full); `tally resume RUN` continues it
+  4  `tally verify` found a violated ledger invariant (tampering or corruption)
+  5  `tally verify`: the history is intact but the last process did not close it (killed,
+     full disk); `tally resume RUN` continues the run
+  130 interrupted (Ctrl-C or SIGTERM); `tally resume RUN` continues it
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 EXIT_INCOMPLETE = 3
 EXIT_VERIFY_FAILED = 4
+EXIT_VERIFY_INTERRUPTED = 5
 EXIT_INTERRUPTED = 130
 # The end-of-run summary names at most this many failed calls; the export has them all.
 MAX_LISTED_FAILURES = 10
@@ -121,15 +125,24 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
     _guard(go)
 
 
-def run_config(load: Callable[[], Any], budget: float | None) -> None:
+_BUDGET_HELP = "stop sending at this spend (USD, >= 0; 0: send nothing that costs)"
+_START_OVER_HELP = (
+    "the run's ledger was lost (emptied, or its WAL deleted): start the run again from nothing"
+)
+
+
+def run_config(load: Callable[[], Any], budget: float | None, start_over: bool = False) -> None:
     """Run the sweep `load()` returns (plan, ledger, every pending call), print the summary and
     exit with the documented status. Shared by run, resume and the commands that start a run
     of their own (`tally fork`, `tally scae cte-judge`)."""
+    from evaltally.config import check_budget
     from evaltally.runner.session import run_session
 
     def go() -> int:
+        limit = check_budget(budget, "command line", "--budget")
         cfg = load()
-        result = asyncio.run(run_session(cfg, command=_command_line(), budget_usd=budget))
+        session = run_session(cfg, command=_command_line(), budget_usd=limit, start_over=start_over)
+        result = asyncio.run(session)
         for line in result.failures[:MAX_LISTED_FAILURES]:
             err.print(f"failed: {line}")
         if len(result.failures) > MAX_LISTED_FAILURES:
@@ -165,24 +178,26 @@ def run_config(load: Callable[[], Any], budget: float | None) -> None:
 @app.command()
 def run(
     config: Path = typer.Argument(..., help="sweep config (TOML)"),
-    budget: float | None = typer.Option(None, "--budget", help="stop sending at this spend (USD)"),
+    budget: float | None = typer.Option(None, "--budget", help=_BUDGET_HELP),
+    start_over: bool = typer.Option(False, "--start-over", help=_START_OVER_HELP),
 ) -> None:
     """Plan the sweep into the ledger, then run every planned call."""
     from evaltally.config import load_config
 
-    run_config(lambda: load_config(config), budget)
+    run_config(lambda: load_config(config), budget, start_over)
 
 
 @app.command()
 def resume(
     run_dir: Path = typer.Argument(..., help="run directory, e.g. runs/my-sweep"),
-    budget: float | None = typer.Option(None, "--budget", help="stop sending at this spend (USD)"),
+    budget: float | None = typer.Option(None, "--budget", help=_BUDGET_HELP),
+    start_over: bool = typer.Option(False, "--start-over", help=_START_OVER_HELP),
 ) -> None:
     """Finish an interrupted run: re-run failed, blocked and unfinished calls, never an answer
     already recorded."""
     from evaltally.run_dir import load_run_config
 
-    run_config(lambda: load_run_config(run_dir), budget)
+    run_config(lambda: load_run_config(run_dir), budget, start_over)
 
 
 @app.command()
@@ -256,13 +271,17 @@ def export(
     output: Path = typer.Option(
         ..., "-o", "--output", help="file to write: .jsonl, .csv or .parquet (by extension)"
     ),
+    force: bool = typer.Option(False, "--force", help="replace OUTPUT if it exists"),
 ) -> None:
-    """One row per planned call, as JSONL, CSV or Parquet (docs/export.md)."""
+    """One row per planned call, as JSONL, CSV or Parquet (docs/export.md). Never writes over
+    a run's own files."""
 
     def go() -> None:
+        from evaltally.ledger.export import check_target
         from evaltally.ledger.export_formats import write_export
 
-        n = write_export(run_dir, output, enrich=_export_enricher(run_dir))
+        check_target(output, run_dir, force=force)  # before the config copy is even read
+        n = write_export(run_dir, output, enrich=_export_enricher(run_dir), force=force)
         out.print(f"wrote {n:,} rows to {output}", highlight=False)
 
     _guard(go)
@@ -270,7 +289,8 @@ def export(
 
 @app.command()
 def verify(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
-    """Check the ledger's invariants; exit 4 with precise messages when one is violated."""
+    """Check the ledger's invariants: exit 0 verified, 4 violated (tampering or corruption),
+    5 interrupted (intact, but the last process did not close it: resume the run)."""
 
     def go() -> int:
         from evaltally.ledger import verify_run
@@ -278,12 +298,24 @@ def verify(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
         report = verify_run(run_dir)
         for note in report.notes:
             out.print(f"note: {note}")
-        if report.ok:
-            out.print(f"{run_dir}: ledger verified, no violations")
-            return EXIT_OK
         for problem in report.violations:
             err.print(f"violation: {problem}")
-        return EXIT_VERIFY_FAILED
+        for finding in report.interruptions:
+            err.print(f"interrupted: {finding}")
+        if report.violations:
+            err.print(
+                f"{run_dir}: the ledger's history was altered or damaged "
+                f"({len(report.violations)} violation(s))",
+            )
+            return EXIT_VERIFY_FAILED
+        if report.interruptions:
+            err.print(
+                f"{run_dir}: history intact, but the last process did not close the run "
+                f"(killed, or stopped by a full disk); continue with `tally resume {run_dir}`",
+            )
+            return EXIT_VERIFY_INTERRUPTED
+        out.print(f"{run_dir}: ledger verified, no violations")
+        return EXIT_OK
 
     raise typer.Exit(_guard(go))
 
@@ -351,22 +383,29 @@ def report(
     def go() -> None:
         import tempfile
 
+        from evaltally.errors import DataError
         from evaltally.ledger import export_run, latest_meta
         from evaltally.report import grade_export
         from evaltally.run_dir import load_run_config
 
-        modes = {m.key: m.reasoning for m in load_run_config(run_dir).models}
+        config = load_run_config(run_dir)
+        modes = {m.key: m.reasoning for m in config.models}
         with tempfile.TemporaryDirectory(prefix="tally-report-") as tmp:
             export = Path(tmp) / "export.jsonl"
             export_run(run_dir, export, enrich=_export_enricher(run_dir))
-            result = grade_export(
-                export,
-                run_dir,
-                requested_reasoning=modes,
-                resamples=resamples,
-                seed=seed,
-                data_sources=latest_meta(run_dir, "data_sources"),
-            )
+            try:
+                result = grade_export(
+                    export,
+                    run_dir,
+                    requested_reasoning=modes,
+                    resamples=resamples,
+                    seed=seed,
+                    data_sources=latest_meta(run_dir, "data_sources"),
+                )
+            except DataError as exc:
+                # The export is a temporary file the user never saw: name the run instead.
+                reason = str(exc).replace(str(export), f"the export of {run_dir}")
+                raise DataError(reason) from None
         _print_report(result)
 
     _guard(go)

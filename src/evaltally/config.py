@@ -185,6 +185,22 @@ def _as_tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
 NUMBER = (int, float)
 
 
+def check_budget(value: object, source: Path | str, key: str) -> float | None:
+    """The one rule for a spend limit, whether from `run.budget_usd` or `--budget`: a finite
+    number of USD >= 0, where 0 means nothing may be spent. None: no limit."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(source, key, f"must be a number (USD), got {type(value).__name__}")
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(
+            source,
+            key,
+            f"must be a finite number >= 0 (USD; 0 means nothing may be spent), got {value}",
+        )
+    return float(value)
+
+
 def load_config(
     path: Path, *, base_dir: Path | None = None, text: str | None = None
 ) -> SweepConfig:
@@ -219,7 +235,7 @@ def load_config(
         runs_dir=runs_dir if runs_dir.is_absolute() else base / runs_dir,
         models=models,
         benchmarks=benchmarks,
-        budget_usd=run.positive("budget_usd", NUMBER, None),
+        budget_usd=check_budget(run.get("budget_usd", NUMBER, None), path, "run.budget_usd"),
         text=text,
     )
 

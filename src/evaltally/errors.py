@@ -6,12 +6,14 @@
     ├── LedgerError                a run directory or ledger file is unusable
     │   ├── RunLockedError         another process drives the same run
     │   ├── PlanMismatchError      the config no longer matches the recorded plan
-    │   └── LedgerIntegrityError   `tally verify` found a violated invariant
+    │   ├── LedgerIntegrityError   `tally verify` found a violated invariant
+    │   └── LedgerWriteError       the ledger could not record (disk full, I/O error): exit 3
     ├── ProviderError              a provider answered in a way the adapter cannot use
     ├── CredentialError            a key or credential variable is missing
     ├── BenchmarkError             a benchmark broke its contract or raised on one call
     ├── SandboxError               service code from a data file failed or exceeded its limits
-    └── ViewError                  `tally view` cannot serve (port taken, bad address)
+    ├── ViewError                  `tally view` cannot serve (port taken, bad address)
+    └── RunTerminated              SIGTERM stopped the run (treated like Ctrl-C): exit 130
 
 Foreign exceptions (aiohttp, sqlite3, orjson, OSError) are translated at the module that meets
 them, so callers only ever catch these.
@@ -61,6 +63,13 @@ class LedgerIntegrityError(LedgerError):
     """A ledger invariant is violated (tampering, truncation, or a bug)."""
 
 
+class LedgerWriteError(LedgerError):
+    """A commit to the ledger failed (disk full, I/O error). Everything committed before is
+    intact and the run stopped; once the cause is fixed, `tally resume RUN` continues it."""
+
+    exit_code = 3
+
+
 class ProviderError(EvaltallyError):
     """A provider response could not be interpreted."""
 
@@ -76,3 +85,9 @@ class SandboxError(EvaltallyError):
 
 class ViewError(EvaltallyError):
     """`tally view` cannot start serving (the port is taken, the address is not local)."""
+
+
+class RunTerminated(EvaltallyError):
+    """The process was asked to stop (SIGTERM); in-flight attempts were closed as interrupted."""
+
+    exit_code = 130

@@ -14,20 +14,26 @@ from pathlib import Path
 
 from evaltally.config import SweepConfig, load_config
 from evaltally.errors import LedgerError
+from evaltally.ledger.files import CONFIG_COPY, CONFIG_DIR_FILE, write_failure
 
-CONFIG_COPY = "config.toml"
-_CONFIG_DIR = ".config_dir"
+__all__ = ["CONFIG_COPY", "keep_config_copy", "load_run_config", "write_derived_config"]
 
 
 def load_run_config(run_dir: Path) -> SweepConfig:
     """The config a run was started with, paths resolved as they were at the start."""
     run_dir = Path(run_dir)
     copy = run_dir / CONFIG_COPY
+    if run_dir.is_file():
+        raise LedgerError(
+            f"{run_dir} is a file, not a run directory; to start or continue the run a config "
+            f"describes, use `tally run {run_dir}`"
+        )
     if not copy.exists():
         raise LedgerError(
-            f"{run_dir}: not a run directory (no {CONFIG_COPY}); start with tally run"
+            f"{run_dir}: not a run directory (no {CONFIG_COPY}); start the run with "
+            "`tally run CONFIG`"
         )
-    base_file = run_dir / _CONFIG_DIR
+    base_file = run_dir / CONFIG_DIR_FILE
     base = Path(base_file.read_text().strip()) if base_file.exists() else run_dir
     config = load_config(copy, base_dir=base)
     # The run directory is wherever the run lives now, even if it was moved.
@@ -38,12 +44,15 @@ def keep_config_copy(config: SweepConfig, run_dir: Path) -> None:
     """Keep the config the run now follows (an extension replaces the copy; the ledger's
     meta keeps the history)."""
     copy = run_dir / CONFIG_COPY
-    unchanged = copy.exists() and copy.read_text(encoding="utf-8") == config.text
-    if config.path.resolve() != copy.resolve() and not unchanged:
-        tmp = copy.with_suffix(".tmp")
-        tmp.write_text(config.text, encoding="utf-8")
-        tmp.replace(copy)
-        (run_dir / _CONFIG_DIR).write_text(str(config.path.parent.resolve()))
+    try:
+        unchanged = copy.exists() and copy.read_text(encoding="utf-8") == config.text
+        if config.path.resolve() != copy.resolve() and not unchanged:
+            tmp = copy.with_suffix(".tmp")
+            tmp.write_text(config.text, encoding="utf-8")
+            tmp.replace(copy)
+            (run_dir / CONFIG_DIR_FILE).write_text(str(config.path.parent.resolve()))
+    except OSError as exc:
+        raise write_failure(exc, copy, "keep the config copy") from exc
 
 
 def write_derived_config(run_dir: Path, text: str) -> Path:

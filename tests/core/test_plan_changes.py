@@ -43,6 +43,9 @@ def test_changed_plan_is_refused_and_nothing_is_lost(tmp_path: Path, mock_proces
     assert ledger.stat().st_size >= size
     assert tally("verify", str(tmp_path / "runs" / "t")).returncode == 0
     assert mock.stats()["total"] == 4
+    # The run still follows the config it was started with.
+    assert "temperature = 0.0" in (tmp_path / "runs" / "t" / "config.toml").read_text()
+    assert tally("resume", str(tmp_path / "runs" / "t")).returncode == 0
 
 
 def test_second_process_on_the_same_run_is_refused(tmp_path: Path, mock_process: Any) -> None:

@@ -60,7 +60,7 @@ def finish(
         error_class=None if http == 200 else f"http_{http}",
         error_detail=None,
         retry_after_s=None,
-        response_body=b'{"choices": []}',
+        response_body=b'{"choices": [{"message": {"content": "42"}}]}',
         usage=Usage(10, 3, 1),
         latency_ms=12,
         request_id="req-1",

@@ -83,12 +83,12 @@ async def test_export_is_deterministic_and_enriched(tmp_path: Path) -> None:
     def oracle(row: ExportRow) -> dict[str, Any]:
         return {"target": row["spec"]["item"], "correct": row["parsed"] == 42}
 
-    export_run(run, b, enrich=oracle)
+    export_run(run, b, enrich=oracle, force=True)
     enriched = rows(b)
     assert all(r["target"].startswith("item") for r in enriched)
     assert [r["call_id"] for r in enriched] == [r["call_id"] for r in rows(a)]
     with pytest.raises(LedgerError, match=r"overwrite ledger field\(s\) \['status'\]"):
-        export_run(run, b, enrich=lambda row: {"status": "x"})
+        export_run(run, b, enrich=lambda row: {"status": "x"}, force=True)
     assert rows(b) == enriched  # a failed export leaves the previous file as it was
     assert leftovers(tmp_path) == []
 

@@ -175,7 +175,9 @@ async def test_a_disk_failure_reaches_the_runner_and_the_lock_is_released(
 
     monkeypatch.setattr(db, "executemany", broken)
     answer(ledger, plan[0].call_id)
-    with pytest.raises(LedgerError, match=r"ledger\.sqlite: could not record events: disk I/O"):
+    with pytest.raises(
+        LedgerError, match=r"ledger\.sqlite: could not record events: write error: disk I/O"
+    ):
         await ledger.flush()
     with pytest.raises(LedgerError, match="disk I/O"):
         answer(ledger, plan[1].call_id)

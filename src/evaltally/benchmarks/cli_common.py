@@ -40,9 +40,13 @@ def start_derived_run(run_dir: Path, compose: Callable[[], str], budget: float |
     continues it."""
     from evaltally.cli import run_config
     from evaltally.config import load_config
+    from evaltally.ledger.files import ledger_path
     from evaltally.run_dir import write_derived_config
 
-    run_config(lambda: load_config(write_derived_config(run_dir, compose())), budget)
+    # The composed config is the run's copy before its ledger exists (unlike `tally run`, whose
+    # copy follows the ledger), so a first start must not read as a lost ledger.
+    fresh = not ledger_path(Path(run_dir).resolve()).exists()
+    run_config(lambda: load_config(write_derived_config(run_dir, compose())), budget, fresh)
 
 
 def model_tables(source: Path, text: str, keys: Sequence[str]) -> list[dict[str, Any]]:

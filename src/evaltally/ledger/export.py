@@ -1,6 +1,10 @@
 """`tally export`: one JSONL row per planned call, in a documented, versioned schema
 (docs/export.md). Streams row by row (constant memory at 1M rows) and writes to a temporary
-file renamed into place, so a failed export never leaves a half-written file under `out`."""
+file renamed into place, so a failed export never leaves a half-written file under `out`.
+
+The rename replaces whatever `out` names, so the target is checked first: a run directory's own
+files (its ledger, WAL, config copy, lock) are refused outright, any other existing file
+unless `force`."""
 
 from __future__ import annotations
 
@@ -14,7 +18,8 @@ from typing import Any
 import orjson
 
 from evaltally.errors import LedgerError
-from evaltally.ledger.files import connect_ro, ledger_path, translate
+from evaltally.ledger.files import LEDGER_FILE, RUN_OWNED, connect_ro, ledger_path, translate
+from evaltally.ledger.lock import LOCK_FILE
 
 EXPORT_SCHEMA_VERSION = 1
 
@@ -77,9 +82,12 @@ def export_run(
     out: Path,
     *,
     enrich: Callable[[ExportRow], Mapping[str, Any]] | None = None,
+    force: bool = False,
 ) -> int:
-    """Write the export of `run_dir` to `out`; returns the number of rows."""
+    """Write the export of `run_dir` to `out`; returns the number of rows. `force` replaces an
+    existing file that is not a run's own."""
     out = Path(out)
+    check_target(out, Path(run_dir), force=force)
     rows = export_rows(run_dir, enrich=enrich)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     n = 0
@@ -104,6 +112,36 @@ def call_record(conn: sqlite3.Connection, call_id: str) -> ExportRow | None:
     """The export row of one planned call, without benchmark fields (`tally view` shows it)."""
     row = conn.execute(_SELECT + "WHERE p.call_id = ?", (call_id,)).fetchone()
     return None if row is None else _record(row)
+
+
+def check_target(out: Path, run_dir: Path, *, force: bool) -> None:
+    """Refuse to write over a run's own files (any run, through any link) or, without
+    `force`, over any existing file."""
+    target = out.resolve()
+    parent = target.parent
+    is_run_dir = (parent / LEDGER_FILE).exists() or (parent / LOCK_FILE).exists()
+    owned = is_run_dir and target.name in RUN_OWNED
+    if not owned and out.exists():
+        owned = any(_same_file(out, run_dir / name) for name in RUN_OWNED)
+    if owned:
+        raise LedgerError(
+            f"refusing to write the export to {out}: it is a file the run in {parent} owns "
+            "(ledger, write-ahead log, config copy or lock), and replacing it would destroy "
+            f"the run; choose a path outside those files, e.g. {run_dir / 'export.jsonl'}"
+        )
+    if target.is_dir():
+        raise LedgerError(f"cannot write the export to {out}: it is a directory; name a file")
+    if out.exists() and not force:
+        raise LedgerError(
+            f"{out} already exists; pass --force to replace it, or choose another path"
+        )
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:
+        return False
 
 
 def _record(row: tuple[Any, ...]) -> ExportRow:

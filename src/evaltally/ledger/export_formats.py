@@ -27,7 +27,7 @@ import orjson
 
 from evaltally.errors import DataError, LedgerError
 from evaltally.jsonl import read_objects
-from evaltally.ledger.export import EXPORT_SCHEMA_VERSION, ExportRow, export_run
+from evaltally.ledger.export import EXPORT_SCHEMA_VERSION, ExportRow, check_target, export_run
 
 FORMATS = (".jsonl", ".csv", ".parquet")
 USAGE_KEYS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens")
@@ -89,12 +89,15 @@ def write_export(
     out: Path,
     *,
     enrich: Callable[[ExportRow], Mapping[str, Any]] | None = None,
+    force: bool = False,
 ) -> int:
-    """Export `run_dir` to `out` in the format its extension names; returns the row count."""
+    """Export `run_dir` to `out` in the format its extension names; returns the row count.
+    A run's own files are never written over; another existing file only with `force`."""
     out = Path(out)
     fmt = export_format(out)
+    check_target(out, Path(run_dir), force=force)
     if fmt == ".jsonl":
-        return export_run(run_dir, out, enrich=enrich)
+        return export_run(run_dir, out, enrich=enrich, force=force)
     if fmt == ".parquet":
         _pyarrow(out)  # fail before the export, not after
     source = out.with_name(f".{out.name}.{os.getpid()}.jsonl.tmp")

@@ -17,7 +17,7 @@ from typing import Any
 
 from evaltally.errors import LedgerError, PlanMismatchError
 from evaltally.ledger.chain import PlanFingerprint
-from evaltally.ledger.files import translate
+from evaltally.ledger.files import translate, write_failure
 from evaltally.ledger.results import PlanDelta
 from evaltally.ledger.schema import PLANNED_INDEXES, insert_sql
 from evaltally.ledger.writer import Row, Writer
@@ -42,25 +42,17 @@ def _rest(call: PlannedCall) -> Row:
 
 
 async def reconcile(writer: Writer, calls: Iterable[PlannedCall]) -> PlanDelta:
-    db = writer.db
-    async with writer.lock:
-        snap = writer.snapshot()
-        await db.execute("BEGIN IMMEDIATE")
-        try:
+    try:
+        async with writer.atomic():
             delta = await _reconcile(writer, calls)
-            rows = {"meta": [await _plan_meta(writer)]}
-            rows["checkpoints"] = [writer.checkpoint_row("plan")]
-            for table, batch in rows.items():
-                await db.executemany(insert_sql(table), batch)
-            await db.execute("COMMIT")
-        except BaseException as exc:
-            await db.execute("ROLLBACK")
-            writer.restore(snap)
-            if isinstance(exc, sqlite3.IntegrityError) and "UNIQUE" in str(exc):
-                raise LedgerError(_duplicate(writer, "(see the planner)")) from exc
-            if isinstance(exc, sqlite3.Error | OSError):
-                raise translate(exc, writer.path, "record the plan") from exc
-            raise
+            meta = await _plan_meta(writer)
+            await writer.insert({"meta": [meta], "checkpoints": [writer.checkpoint_row("plan")]})
+    except sqlite3.IntegrityError as exc:
+        if "UNIQUE" in str(exc):  # a duplicate call_id met the rebuilt index
+            raise LedgerError(_duplicate(writer, "(see the planner)")) from exc
+        raise translate(exc, writer.path, "record the plan") from exc
+    except (sqlite3.Error, OSError) as exc:
+        raise write_failure(exc, writer.path, "record the plan") from exc
     return delta
 
 

@@ -10,7 +10,9 @@ from typing import Any
 
 import orjson
 
-from evaltally.ledger.files import connect_ro, ledger_path, lock_holder, translate
+from evaltally.ledger.files import connect_ro, ledger_path, translate
+from evaltally.ledger.lock import lock_holder
+from evaltally.ledger.usage import FIELDS, sql_total
 
 
 @dataclass(slots=True)
@@ -51,7 +53,8 @@ class RunStatus:
     output_tokens: int = 0
     reasoning_tokens: int = 0
     cached_tokens: int = 0
-    """Token sums over every outcome row (what was spent, including failed calls)."""
+    """Token sums over every outcome row (what was spent, including failed calls); each value
+    bounded to 0..2^40 (ledger/usage.py)."""
     sessions: int = 0
     live: str | None = None
     """Who drives the run right now (pid, start, command), or None."""
@@ -90,10 +93,10 @@ def _status(conn: sqlite3.Connection, run_dir: Path, probe_lock: bool) -> RunSta
         "SELECT coalesce(sum(kind = 'start'), 0), coalesce(sum(kind = 'start' AND attempt > 1), 0),"
         " coalesce(sum(kind = 'interrupted'), 0) FROM attempts"
     ).fetchone()
-    st.input_tokens, st.output_tokens, st.reasoning_tokens, st.cached_tokens = conn.execute(
-        "SELECT coalesce(sum(input_tokens), 0), coalesce(sum(output_tokens), 0),"
-        " coalesce(sum(reasoning_tokens), 0), coalesce(sum(cached_tokens), 0) FROM outcomes"
+    sums = conn.execute(
+        f"SELECT {', '.join(sql_total(f) for f in FIELDS)} FROM outcomes"
     ).fetchone()
+    st.input_tokens, st.output_tokens, st.reasoning_tokens, st.cached_tokens = map(int, sums)
     st.sessions = conn.execute("SELECT count(*) FROM sessions WHERE kind = 'start'").fetchone()[0]
     st.live = lock_holder(run_dir) if probe_lock else None
     return st

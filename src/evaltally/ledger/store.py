@@ -2,7 +2,9 @@
 
 Lifecycle: open() takes the run lock, checks and migrates the file, appends a session row and
 starts the writer task; event methods enqueue; flush() waits for the disk; close() writes the
-session end and a checkpoint and releases the lock.
+session end and a checkpoint and releases the lock. After a failed commit (disk full) close()
+writes nothing more but still closes the connection and releases the lock: its worker thread
+would otherwise keep the process alive.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -21,26 +24,22 @@ import orjson
 
 from evaltally.errors import LedgerError
 from evaltally.ledger import bodies, plan
-from evaltally.ledger.files import RunLock, check_file, ledger_path, translate
+from evaltally.ledger.files import (
+    SIDECARS,
+    ledger_path,
+    ledger_tables,
+    lost_description,
+    translate,
+    write_failure,
+)
+from evaltally.ledger.lock import RunLock
 from evaltally.ledger.pending import compute_pending
 from evaltally.ledger.results import PendingChain, PlanDelta, ToVerify
 from evaltally.ledger.schema import CHAINED_TABLES, MIGRATIONS, MIGRATIONS_TABLE, SCHEMA_VERSION
+from evaltally.ledger.usage import NO_USAGE, bound_usage, with_note
 from evaltally.ledger.verifications import answers_to_verify
-from evaltally.ledger.writer import Writer
+from evaltally.ledger.writer import Writer, transaction
 from evaltally.records import PlannedCall, Status, Usage, canonical_json
-
-_NO_USAGE = (None, None, None, None)
-
-
-def _usage(u: Usage | None) -> tuple[int | None, ...]:
-    if u is None:
-        return _NO_USAGE
-    return (
-        int(u.input_tokens),
-        int(u.output_tokens),
-        int(u.reasoning_tokens),
-        int(u.cached_tokens),
-    )
 
 
 def _json_text(value: Any, what: str) -> str:
@@ -70,7 +69,21 @@ class Ledger:
     # -- opening ----------------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, run_dir: Path, *, create: bool, command: str) -> Ledger:
+    async def open(
+        cls,
+        run_dir: Path,
+        *,
+        create: bool,
+        command: str,
+        started: bool = False,
+        start_over: bool = False,
+    ) -> Ledger:
+        """Open (and with `create`, create) the run's ledger.
+
+        `started`: the caller knows a run was started in this directory (its config copy is
+        there), so a missing or emptied ledger is a lost one, refused unless `start_over`;
+        then the remains are renamed aside and a new ledger begins.
+        """
         run_dir = Path(run_dir)
         path = ledger_path(run_dir)
         if not create and not path.exists():
@@ -82,22 +95,22 @@ class Ledger:
             run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise LedgerError(f"cannot create run directory {run_dir}: {exc.strerror}") from exc
-        started = time.time()
+        started_at = time.time()
         lock = RunLock(run_dir)
-        lock.acquire(command, started)
+        lock.acquire(command, started_at)
         db: aiosqlite.Connection | None = None
         try:
-            if path.exists():
-                check_file(path)
+            _check_not_lost(path, started=started, start_over=start_over)  # checks the file too
             db = await aiosqlite.connect(path, isolation_level=None)
             await _check_is_ledger(db, path)
             await _configure(db)
             await _migrate(db, path)
             writer = await _load_writer(db, path)
-            # A session's id is the seq of its start row.
-            writer.session = writer.seqs["sessions"] + 1
-            row = writer.make_row("sessions", ("start", os.getpid(), command, started))
-            await writer.insert_now({"sessions": [row]})
+            async with writer.atomic():
+                # A session's id is the seq of its start row.
+                writer.session = writer.seqs["sessions"] + 1
+                row = writer.make_row("sessions", ("start", os.getpid(), command, started_at))
+                await writer.insert({"sessions": [row]})
         except BaseException as exc:
             if db is not None:
                 await db.close()
@@ -115,6 +128,11 @@ class Ledger:
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.close()
+
+    @property
+    def healthy(self) -> bool:
+        """False once a commit failed: nothing more can be recorded by this process."""
+        return not self._writer.failed
 
     @property
     def session(self) -> int:
@@ -162,7 +180,7 @@ class Ledger:
                 None,
                 None,
                 None,
-                *_NO_USAGE,
+                *NO_USAGE,
                 None,
                 None,
             ),
@@ -182,6 +200,7 @@ class Ledger:
         latency_ms: float,
         request_id: str | None,
     ) -> None:
+        counts, note = bound_usage(usage)
         self._writer.enqueue(
             "attempts",
             (
@@ -193,10 +212,10 @@ class Ledger:
                 None,
                 None if http_status is None else int(http_status),
                 error_class,
-                error_detail,
+                with_note(error_detail, note),
                 _opt_float(retry_after_s),
                 None if response_body is None else bodies.pack(response_body),
-                *_usage(usage),
+                *counts,
                 float(latency_ms),
                 request_id,
             ),
@@ -223,6 +242,7 @@ class Ledger:
         latency_ms: float | None,
     ) -> None:
         parsed_json = _json_text(parsed, f"parsed answer of call {call_id}")
+        counts, note = bound_usage(usage)
         self._writer.enqueue(
             "outcomes",
             (
@@ -231,10 +251,10 @@ class Ledger:
                 raw_text,
                 parsed_json,
                 parse_path,
-                reason,
+                with_note(reason, note),
                 request_hash,
                 int(attempts),
-                *_usage(usage),
+                *counts,
                 _opt_float(latency_ms),
                 time.time(),
             ),
@@ -274,7 +294,7 @@ class Ledger:
                     "the process ended before this attempt finished",
                     None,
                     None,
-                    *_NO_USAGE,
+                    *NO_USAGE,
                     None,
                     None,
                 ),
@@ -313,11 +333,12 @@ class Ledger:
         self._closed = True
         w = self._writer
         try:
-            await w.stop()
-            end = w.make_row("sessions", ("end", os.getpid(), "", time.time()))
-            await w.insert_now({"sessions": [end], "checkpoints": [w.checkpoint_row("close")]})
+            await w.stop()  # raises the writer's failure: then no end row, no checkpoint
+            async with w.atomic():
+                end = w.make_row("sessions", ("end", os.getpid(), "", time.time()))
+                await w.insert({"sessions": [end], "checkpoints": [w.checkpoint_row("close")]})
         except (sqlite3.Error, OSError) as exc:
-            raise translate(exc, self.path, "close the ledger") from exc
+            raise write_failure(exc, self.path, "close the ledger") from exc
         finally:
             try:
                 await w.db.close()
@@ -330,6 +351,35 @@ class Ledger:
             return [tuple(r) for r in await cur.fetchall()]
         except sqlite3.Error as exc:
             raise translate(exc, self.path, "read the ledger") from exc
+
+
+def _check_not_lost(path: Path, *, started: bool, start_over: bool) -> None:
+    """A run whose ledger is gone must not quietly begin again: that re-sends (and pays for)
+    every call. Refuse unless the user asked to start over."""
+    run_dir = path.parent
+    if ledger_tables(path):
+        if start_over:
+            raise LedgerError(
+                f"{path} holds this run's ledger; --start-over is only for a run whose ledger "
+                f"was lost. Continue the run with `tally resume {run_dir}`"
+            )
+        return
+    if not started:
+        return
+    if not start_over:
+        left = sorted(p.name for p in run_dir.iterdir() if p.name != path.name)
+        raise LedgerError(
+            f"{run_dir}: the ledger is lost ({lost_description(path)}), but the run directory "
+            f"shows a run was started here (left: {', '.join(left) or 'nothing'}). Continuing "
+            "would send every planned call again. Restore ledger.sqlite (and its -wal file) "
+            "from a copy, or start this run again from nothing with --start-over "
+            f"(`tally resume {run_dir} --start-over`)"
+        )
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    for name in (path.name, *(path.name + s for s in SIDECARS)):
+        remains = run_dir / name
+        if remains.exists():
+            remains.rename(run_dir / f"{name}.lost-{stamp}")
 
 
 async def _check_is_ledger(db: aiosqlite.Connection, path: Path) -> None:
@@ -365,18 +415,13 @@ async def _migrate(db: aiosqlite.Connection, path: Path) -> None:
     for m in MIGRATIONS:
         if m.version in applied:
             continue
-        await db.execute("BEGIN IMMEDIATE")
-        try:
+        async with transaction(db):
             for stmt in m.statements:
                 await db.execute(stmt)
             await db.execute(
                 "INSERT INTO migrations (version, name, applied_at) VALUES (?, ?, ?)",
                 (m.version, m.name, time.time()),
             )
-            await db.execute("COMMIT")
-        except BaseException:
-            await db.execute("ROLLBACK")
-            raise
 
 
 async def _load_writer(db: aiosqlite.Connection, path: Path) -> Writer:

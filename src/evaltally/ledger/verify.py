@@ -1,6 +1,11 @@
 """`tally verify`: recheck the ledger's invariants from the database alone and say precisely
 what is wrong (table, seq, call). Read-only; never repairs anything.
 
+Two kinds of findings: violations (an edit, a deletion, a row no run writes: tampering or
+corruption) and interruptions (the last process ended without closing: attempts without an end
+row, a session without an end row). An interruption is what a kill -9, a power cut or a full
+disk leaves; `tally resume` closes it. Only violations make a ledger untrustworthy.
+
 Limit (docs/ledger.md): hash chains expose edits and deletions anywhere before a table's newest
 row, and checkpoints pin row counts and head hashes, so deleting the newest rows is detected
 down to the newest surviving checkpoint. Rows written after that checkpoint can be removed
@@ -12,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +25,8 @@ from typing import Any
 import orjson
 
 from evaltally.ledger import bodies, chain
-from evaltally.ledger.files import connect_ro, iso, ledger_path, lock_holder, translate
+from evaltally.ledger.files import connect_ro, ledger_path, translate
+from evaltally.ledger.lock import iso, lock_holder
 from evaltally.ledger.schema import (
     BLOB_POSITIONS,
     HASHED_COLUMNS,
@@ -28,6 +34,7 @@ from evaltally.ledger.schema import (
     applied_tables,
     trigger_names,
 )
+from evaltally.ledger.verify_answers import unbacked_answers
 
 _MAX_PER_CHECK = 20
 _FINAL = "('ok', 'parse_error')"
@@ -37,15 +44,29 @@ _FINAL = "('ok', 'parse_error')"
 class VerifyReport:
     run_dir: str
     violations: list[str] = field(default_factory=list)
+    """Tampering or corruption: the ledger cannot be trusted as it is."""
+    interruptions: list[str] = field(default_factory=list)
+    """The last process ended without closing (kill, crash, full disk); `tally resume` fixes it."""
     notes: list[str] = field(default_factory=list)
     live: str | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.violations
+        """Nothing found: the history is intact and every session ended cleanly."""
+        return not self.violations and not self.interruptions
+
+    @property
+    def verdict(self) -> str:
+        """`violated`, `interrupted` or `verified` (the CLI's exit statuses 4, 5 and 0)."""
+        if self.violations:
+            return "violated"
+        return "interrupted" if self.interruptions else "verified"
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "ok": self.ok}
+        return {**asdict(self), "ok": self.ok, "verdict": self.verdict}
+
+
+Check = Callable[[sqlite3.Connection, VerifyReport], Iterator[str]]
 
 
 def verify_run(run_dir: Path) -> VerifyReport:
@@ -53,27 +74,34 @@ def verify_run(run_dir: Path) -> VerifyReport:
     path = ledger_path(run_dir)
     conn = connect_ro(path)
     report = VerifyReport(run_dir=str(run_dir), live=lock_holder(run_dir))
+    violations: tuple[Check, ...] = (
+        _schema,
+        _chains,
+        _checkpoint,
+        _references,
+        _finals,
+        _answers,
+        _request_hashes,
+        _plan,
+        _verdicts,
+    )
     try:
-        for check in (
-            _schema,
-            _chains,
-            _checkpoint,
-            _references,
-            _finals,
-            _unclosed,
-            _request_hashes,
-            _plan,
-            _verdicts,
-        ):
-            found = list(check(conn, report))
-            report.violations.extend(found[:_MAX_PER_CHECK])
-            if len(found) > _MAX_PER_CHECK:
-                report.violations.append(f"... and {len(found) - _MAX_PER_CHECK} more like these")
+        for check in violations:
+            _collect(report.violations, check(conn, report))
+        for check in (_unclosed, _unended_session):
+            _collect(report.interruptions, check(conn, report))
     except sqlite3.Error as exc:
         raise translate(exc, path, "verify the ledger") from exc
     finally:
         conn.close()
     return report
+
+
+def _collect(into: list[str], findings: Iterator[str]) -> None:
+    found = list(findings)
+    into.extend(found[:_MAX_PER_CHECK])
+    if len(found) > _MAX_PER_CHECK:
+        into.append(f"... and {len(found) - _MAX_PER_CHECK} more like these")
 
 
 def _short(call_id: str | None) -> str:
@@ -193,6 +221,10 @@ def _finals(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
             )
 
 
+def _answers(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    return unbacked_answers(conn)
+
+
 def _unclosed(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
     rows = list(
         conn.execute(
@@ -211,6 +243,23 @@ def _unclosed(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
         yield (
             f"attempts seq {seq}{_short(call_id)}: attempt {attempt} started but has no end "
             "or interrupted row (the process was killed; `tally resume` records it)"
+        )
+
+
+def _unended_session(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    if report.live is not None:
+        return
+    row = conn.execute(
+        "SELECT s.session, s.pid, s.command, s.at FROM sessions s WHERE s.kind = 'start' AND"
+        " NOT EXISTS (SELECT 1 FROM sessions e WHERE e.session = s.session AND e.kind = 'end')"
+        " AND s.session = (SELECT max(session) FROM sessions)"
+    ).fetchone()
+    if row is not None:
+        session, pid, command, at = row
+        yield (
+            f"sessions: the newest session ({session}: pid {pid}, {command!r}, started "
+            f"{iso(at)}) has no end row — it was killed or stopped by an error such as a full "
+            "disk; `tally resume` continues the run"
         )
 
 

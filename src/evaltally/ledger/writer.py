@@ -6,14 +6,19 @@ seconds, or at once when `max_rows` are waiting or someone awaits flush(). A kil
 loses at most the rows not yet committed: the open batch.
 
 The writer also owns the per-table sequence numbers and hash-chain heads, which is only sound
-because exactly one process (the lock holder) and one task write the ledger.
+because exactly one process (the lock holder) and one task write the ledger. Rows are numbered
+and chained inside `atomic()`, which puts seqs, heads and `ev` back when the transaction fails:
+a failed commit (disk full) leaves the writer exactly as the database is, so a later checkpoint
+can only name committed rows.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +26,28 @@ import aiosqlite
 
 from evaltally.errors import LedgerError
 from evaltally.ledger import chain
-from evaltally.ledger.files import translate
+from evaltally.ledger.files import write_failure
 from evaltally.ledger.schema import BLOB_POSITIONS, CHAINED_TABLES, insert_sql
 from evaltally.records import canonical_json
 
 _WITH_EV = frozenset({"attempts", "outcomes", "verifications"})
 Row = tuple[Any, ...]
+
+
+@contextlib.asynccontextmanager
+async def transaction(db: aiosqlite.Connection) -> AsyncIterator[None]:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any failure."""
+    await db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        await db.execute("COMMIT")
+    except BaseException:
+        # After SQLITE_FULL or an I/O error SQLite may already have rolled back; a ROLLBACK
+        # then fails with "no transaction is active" and would hide the real cause.
+        if db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                await db.execute("ROLLBACK")
+        raise
 
 
 class Writer:
@@ -82,29 +103,30 @@ class Writer:
         self._last_checkpoint = time.monotonic()
         return self.make_row("checkpoints", (reason, time.time(), canonical_json(heads).decode()))
 
-    def snapshot(self) -> tuple[dict[str, int], dict[str, str], int]:
-        return dict(self.seqs), dict(self.heads), self.ev
-
-    def restore(self, snap: tuple[dict[str, int], dict[str, str], int]) -> None:
-        self.seqs, self.heads, self.ev = dict(snap[0]), dict(snap[1]), snap[2]
-
-    async def insert_now(self, rows: dict[str, list[Row]]) -> None:
-        """Write rows in one transaction, bypassing the queue (open/close/reconcile)."""
+    @contextlib.asynccontextmanager
+    async def atomic(self) -> AsyncIterator[None]:
+        """One transaction on the writer's connection. Make rows (make_row, checkpoint_row)
+        inside it: if it fails, the database and the writer's seqs, heads and ev are both as
+        they were before it began."""
         async with self.lock:
-            await self._commit(rows)
+            seqs, heads, ev = dict(self.seqs), dict(self.heads), self.ev
+            try:
+                async with transaction(self.db):
+                    yield
+            except BaseException:
+                self.seqs, self.heads, self.ev = seqs, heads, ev
+                raise
 
-    async def _commit(self, rows: dict[str, list[Row]]) -> None:
-        await self.db.execute("BEGIN IMMEDIATE")
-        try:
-            for table, batch in rows.items():
-                await self.db.executemany(insert_sql(table), batch)
-            await self.db.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(Exception):
-                await self.db.execute("ROLLBACK")
-            raise
+    async def insert(self, rows: dict[str, list[Row]]) -> None:
+        for table, batch in rows.items():
+            await self.db.executemany(insert_sql(table), batch)
 
     # -- the queue --------------------------------------------------------------------------
+
+    @property
+    def failed(self) -> bool:
+        """A commit failed: nothing more is recorded by this process."""
+        return self._failure is not None
 
     def check(self) -> None:
         if self._failure is not None:
@@ -161,6 +183,14 @@ class Writer:
             self._items = []
             raise
 
+    def _batch(self, events: list[tuple[str, Row]]) -> dict[str, list[Row]]:
+        rows: dict[str, list[Row]] = {}
+        for table, rest in events:
+            rows.setdefault(table, []).append(self.make_row(table, rest))
+        if time.monotonic() - self._last_checkpoint >= self._checkpoint_every:
+            rows.setdefault("checkpoints", []).append(self.checkpoint_row("periodic"))
+        return rows
+
     async def _loop(self) -> None:
         while True:
             await self._wake.wait()
@@ -177,25 +207,14 @@ class Writer:
                 return
 
     async def _write(self, items: list[tuple[str, Row] | asyncio.Future[None]]) -> None:
-        futures: list[asyncio.Future[None]] = []
-        rows: dict[str, list[Row]] = {}
-        if self._failure is None:
-            for item in items:
-                if isinstance(item, asyncio.Future):
-                    futures.append(item)
-                else:
-                    rows.setdefault(item[0], []).append(self.make_row(*item))
-            due = time.monotonic() - self._last_checkpoint >= self._checkpoint_every
-            if rows and due:
-                rows.setdefault("checkpoints", []).append(self.checkpoint_row("periodic"))
-            if rows:
-                try:
-                    async with self.lock:
-                        await self._commit(rows)
-                except Exception as exc:  # every failure must reach the runner, not vanish
-                    self._failure = translate(exc, self.path, "record events")
-        else:
-            futures = [i for i in items if isinstance(i, asyncio.Future)]
+        futures = [i for i in items if isinstance(i, asyncio.Future)]
+        events = [i for i in items if not isinstance(i, asyncio.Future)]
+        if self._failure is None and events:
+            try:
+                async with self.atomic():
+                    await self.insert(self._batch(events))
+            except Exception as exc:  # every failure must reach the runner, not vanish
+                self._failure = write_failure(exc, self.path, "record events")
         for fut in futures:
             if fut.done():
                 continue

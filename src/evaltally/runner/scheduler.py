@@ -117,7 +117,7 @@ class Scheduler:
                     for _ in range(min(queue.lane.limits.concurrency, queue.reach)):
                         group.create_task(self._slot(queue))
         except BaseExceptionGroup as eg:
-            raise _first_error(eg) from None
+            raise first_error(eg) from None
 
     async def _slot(self, queue: _LaneQueue) -> None:
         while True:
@@ -247,7 +247,7 @@ def _blocks_chain(status: Status, bench: Benchmark) -> bool:
     return status is Status.FAILED and bench.on_failed_step == "block"
 
 
-def _first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+def first_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
     """The error to report from a failed task group: ours first (it says what to fix), then
     an interrupt, else the group itself (a bug: its traceback is the useful part)."""
     leaves: list[BaseException] = []

@@ -1,14 +1,21 @@
 """One `tally run` / `tally resume` session: plan first, then drive what remains.
 
 config -> plan -> ledger(planned) -> pending chains -> scheduler -> outcomes. A run directory
-keeps a copy of the config it was started with (run_dir.py); resume reads that copy.
+keeps a copy of the config it was started with (run_dir.py); resume reads that copy. The copy is
+written right after the ledger is created, so a config copy beside a missing or empty ledger
+means the ledger was lost.
+
+Every way out of a session (success, Ctrl-C, SIGTERM, a failed ledger write, a bug) closes the
+attempts in flight as interrupted where the ledger can still record, and closes the ledger.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -18,6 +25,7 @@ from evaltally.benchmarks.enrich import data_sources, parents
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import SweepConfig, read_api_keys
 from evaltally.config_checks import make_run_dir
+from evaltally.errors import RunTerminated
 from evaltally.ledger import Ledger
 from evaltally.plan import iter_plan
 from evaltally.run_dir import CONFIG_COPY, keep_config_copy
@@ -25,7 +33,7 @@ from evaltally.runner.call import CallExecutor
 from evaltally.runner.lane import Lane
 from evaltally.runner.progress import ProgressReporter
 from evaltally.runner.reused import check_reused
-from evaltally.runner.scheduler import BudgetCheck, ChainWork, Scheduler
+from evaltally.runner.scheduler import BudgetCheck, ChainWork, Scheduler, first_error
 from evaltally.runner.transport import AiohttpTransport, Transport
 from evaltally.runner.units import build_units
 from evaltally.runner.verification import Verifier, verify_recorded
@@ -66,30 +74,58 @@ async def run_session(
     env: Mapping[str, str] | None = None,
     progress: TextIO | None = None,
     budget_usd: float | None = None,
+    start_over: bool = False,
 ) -> SessionResult:
-    """Plan, record the plan, and drive every pending call to an outcome."""
+    """Plan, record the plan, and drive every pending call to an outcome.
+
+    `start_over`: the run's ledger was lost (see Ledger.open); begin it again from nothing.
+    """
+    with _sigterm_cancels() as terminated:
+        try:
+            return await _session(config, command, transport, env, progress, budget_usd, start_over)
+        except asyncio.CancelledError:
+            if not terminated:
+                raise
+            raise RunTerminated(
+                "terminated (SIGTERM); attempts in flight were recorded as interrupted; "
+                f"continue with `tally resume {config.run_dir}`"
+            ) from None
+
+
+async def _session(
+    config: SweepConfig,
+    command: str,
+    transport: Transport | None,
+    env: Mapping[str, str] | None,
+    progress: TextIO | None,
+    budget_usd: float | None,
+    start_over: bool,
+) -> SessionResult:
     keys = read_api_keys(config, env)
     benchmarks = load_benchmarks(config)
     units = build_units(config, keys)
     # Before the run directory exists: a fork whose parent changed leaves nothing behind.
     check_reused(benchmarks)
     run_dir = make_run_dir(config)
-    if not (run_dir / CONFIG_COPY).exists():
-        # Written before the ledger exists, so a run killed while planning can be resumed.
-        keep_config_copy(config, run_dir)
-    ledger = await Ledger.open(run_dir, create=True, command=command)
+    started = (run_dir / CONFIG_COPY).exists()
+    ledger = await Ledger.open(
+        run_dir, create=True, command=command, started=started, start_over=start_over
+    )
     own_transport = transport is None
     transport = transport or AiohttpTransport()
     pool = WorkerPool()
     verifier = Verifier(ledger, pool)
     try:
+        if not started:
+            # Kept before the plan is written, so a run killed while planning can be resumed.
+            keep_config_copy(config, run_dir)
         delta = await ledger.reconcile_plan(iter_plan(config, benchmarks))
         await ledger.set_meta("config", {"path": str(config.path), "text": config.text})
         await ledger.set_meta("data_sources", data_sources(benchmarks))
         lineage = parents(benchmarks)
         if lineage:
             await ledger.set_meta("parents", lineage)
-        keep_config_copy(config, run_dir)
+        keep_config_copy(config, run_dir)  # only now: a refused plan leaves the copy as it was
         interrupted = await ledger.mark_interrupted()
         pending = await ledger.pending_chains()
         result = SessionResult(run_dir, delta.total, delta.added, interrupted_attempts=interrupted)
@@ -102,7 +138,8 @@ async def run_session(
         # The budget covers the whole run, so a resume counts what earlier sessions spent.
         spent_before = sum(a.cost_usd or 0.0 for a in audit_run(run_dir, config))
         lanes = result.endpoint_lanes
-        budget = _budget_check(lanes, budget_usd or config.budget_usd, spent_before)
+        limit = budget_usd if budget_usd is not None else config.budget_usd
+        budget = _budget_check(lanes, limit, spent_before)
         # Answers a killed session recorded but never verified are verified now.
         await verify_recorded(ledger, verifier, benchmarks, unverified_only=True)
         executor = CallExecutor(ledger, transport)
@@ -113,16 +150,64 @@ async def run_session(
         result.mismatches = scheduler.mismatches
         result.failures = scheduler.failures
         result.verified = dict(verifier.counts)
+    except BaseExceptionGroup as group:
+        # Workers fail together (a failed ledger write reaches every one of them): report the
+        # cause once, preferring an error the user can act on.
+        cause = first_error(group)
+        if cause is group:
+            raise
+        raise cause from group
     finally:
-        await verifier.cancel()
-        await pool.close()
-        if own_transport:
-            await transport.close()
-        # After Ctrl-C or a crash, attempts that were in flight are closed as interrupted
-        # now rather than left open for the next resume to find.
-        await ledger.mark_interrupted()
-        await ledger.close()
+        try:
+            await verifier.cancel()
+            await pool.close()
+        finally:
+            await _finish(ledger, transport if own_transport else None)
     return result
+
+
+@contextlib.contextmanager
+def _sigterm_cancels() -> Iterator[list[bool]]:
+    """SIGTERM (containers, schedulers, `timeout`) stops the session the way Ctrl-C does: the
+    running task is cancelled, so every finally block closes attempts and the ledger. The
+    yielded list becomes non-empty once SIGTERM arrived."""
+    terminated: list[bool] = []
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def on_sigterm() -> None:
+        # Once only: a second SIGTERM must not cancel the clean-up that closes the ledger.
+        if not terminated and task is not None:
+            terminated.append(True)
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+        installed = True
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread's loop
+        installed = False
+    try:
+        yield terminated
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGTERM)
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+
+async def _finish(ledger: Ledger, transport: Transport | None) -> None:
+    """Close what the session opened, whatever ended it. The ledger is closed last and always:
+    its worker thread would otherwise keep the process alive after the error is printed."""
+    try:
+        if transport is not None:
+            await transport.close()
+        if ledger.healthy:
+            # After Ctrl-C, SIGTERM or a crash, attempts that were in flight are closed as
+            # interrupted now rather than left open for the next resume to find.
+            await ledger.mark_interrupted()
+    finally:
+        await ledger.close()
 
 
 async def _drive(

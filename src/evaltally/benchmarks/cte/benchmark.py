@@ -108,7 +108,11 @@ class CteBenchmark(Benchmark):
             scenarios = load_scenarios(self.data_path)
         except DataError as exc:
             # name the config key too: the usual cause is a path that was never fetched
-            raise ConfigError(config.source, f"benchmarks[{config.index}].data", str(exc)) from exc
+            reason = str(exc)
+            if not self.data_path.exists():
+                folder = self.data_path.parent
+                reason += f"; for Core-v1, `tally cte fetch -o {folder}` writes it there"
+            raise ConfigError(config.source, f"benchmarks[{config.index}].data", reason) from exc
         services, kinds = opts.services, opts.kinds
         picked = [
             s
