@@ -381,7 +381,7 @@ def regrade(run_dir: Path = typer.Argument(..., help="run directory")) -> None:
 
 
 def _mount_subcommands() -> None:
-    """`tally <kind> ...` for every benchmark kind that has sub-commands, from the registry."""
+    """`tally <command> ...` for every benchmark kind that has sub-commands, from the registry."""
     from evaltally.benchmarks.registry import get_kind, kind_names
     from evaltally.mockserver.cli import mock_server_command
 
@@ -389,7 +389,7 @@ def _mount_subcommands() -> None:
         kind = get_kind(name)
         sub = kind.load_cli()
         if sub is not None:
-            app.add_typer(sub, name=name, help=kind.cli_help)
+            app.add_typer(sub, name=kind.command, help=kind.cli_help)
     app.command("mock-server")(mock_server_command)
 
 

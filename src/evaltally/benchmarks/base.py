@@ -298,8 +298,15 @@ class BenchmarkKind:
     """A `report.section.Grader` class: fed this kind's export rows, it returns the report
     section (every metric from the rows alone)."""
     cli: str | None = None
-    """A typer app mounted as `tally <name> ...`."""
+    """A typer app mounted as `tally <command> ...`."""
     cli_help: str = ""
+    cli_name: str | None = None
+    """The sub-command's name when it is not the kind's name (DexBench: `tally dex ...`)."""
+
+    @property
+    def command(self) -> str:
+        """What `tally <command> ...` mounts this kind's CLI as."""
+        return self.cli_name or self.name
 
     def benchmark_class(self) -> type[Benchmark]:
         cls = _load(self.benchmark)

@@ -15,6 +15,7 @@ from evaltally.config import BenchmarkConfig, SweepConfig
 _FOLDERS = {
     "prompts": "evaltally.benchmarks.prompts",
     "cte": "evaltally.benchmarks.cte",
+    "dexbench": "evaltally.benchmarks.dexbench",
 }
 
 _registered: dict[str, BenchmarkKind] = {}
