@@ -215,8 +215,10 @@ def breakdown_plot(result: Mapping[str, Any], out: Path) -> Path:
         ax.set_ylim(0, 100)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("% of instances")
-    axes[0][-1].legend(fontsize=7)
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    # Below the panels, so no bar is hidden behind it.
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels) or 1), fontsize=7)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
