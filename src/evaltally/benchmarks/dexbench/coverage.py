@@ -1,5 +1,9 @@
 """Coverage of a DexBench program, measured in a sandboxed child (never in this process).
 
+``trace`` runs the child through a ``TaskPool`` (the build); ``trace_here`` forks it from the
+calling process, for the verification hook's workers (``sandbox.inline``). Both apply the same
+line rule to the same task's result.
+
 The one tool for ground truth and verification is the project's own line tracer
 (``trace_task.py``: ``sys.settrace`` line events in the child, plus the line table of the
 compiled program), pinned by ``TRACER_VERSION``: a different rule makes different ground truth,
