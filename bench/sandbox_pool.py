@@ -1,14 +1,18 @@
-"""DexBench verification throughput: the warm fork-server pool vs a fresh interpreter per job.
+"""DexBench verification throughput: warm workers that fork per job vs a fresh interpreter per job.
 
-Both sides verify the same backward answers (the shipped HumanEval instances' known-good
+Every side verifies the same backward answers (the shipped HumanEval instances' known-good
 inputs, repeated to --n jobs) with the same task file, limits and concurrency (--jobs):
 
-- pool:  ``evaltally.sandbox.TaskPool`` (workers start once, preload modules, fork per job);
+- hook:  what a sweep runs, the verification hook's ``WorkerPool`` with DexBench's job (the
+  literal rule in the worker, then a child forked from it: ``sandbox.inline``); a ticker on the
+  event loop records its largest lag meanwhile (the loop only awaits pipes);
+- pool:  ``evaltally.sandbox.TaskPool`` (fork-server workers start once, preload modules, fork
+  per job; what ``tally dex build`` uses);
 - fresh: per job, a new ``python -s -S -B -P worker.py`` that preloads nothing and runs that
   one job (what one-interpreter-per-answer costs).
 
-Prints one JSON line: jobs, wall seconds of each side, jobs per second and the ratio
-fresh/pool, measured in the same run. No network.
+Prints one JSON line: jobs, wall seconds of each side, jobs per second, the ratios fresh/pool
+and hook/pool, and the hook side's largest event-loop lag, measured in the same run. No network.
 
 Usage: .venv/bin/python bench/sandbox_pool.py [--n 400] [--jobs 2] [--reps 3]
 """
@@ -23,17 +27,22 @@ import sys
 import time
 from typing import Any
 
+from evaltally.benchmarks.dexbench import verify
 from evaltally.benchmarks.dexbench.coverage import TRACE_TASK, new_pool
 from evaltally.benchmarks.dexbench.instances import Instance, load_builtin
 from evaltally.benchmarks.dexbench.literals import check_arguments
+from evaltally.runner.workers import WorkerPool
 from evaltally.sandbox.runner import TASK_ENV, WORKER, TaskLimits
 
 
-def _jobs(n: int) -> list[dict[str, Any]]:
+def _instances(n: int) -> list[Instance]:
     chosen: list[Instance] = [i for i in load_builtin() if i.known_good_input]
+    return [chosen[k % len(chosen)] for k in range(n)]
+
+
+def _jobs(instances: list[Instance]) -> list[dict[str, Any]]:
     payloads = []
-    for k in range(n):
-        inst = chosen[k % len(chosen)]
+    for inst in instances:
         args = check_arguments(inst.known_good_input or "")
         call = {"entry": inst.entry_point, "args": args.source}
         payloads.append({"program": inst.program, "call": call})
@@ -46,6 +55,32 @@ async def _pool(payloads: list[dict[str, Any]], jobs: int) -> float:
         outs = await asyncio.gather(*(pool.run(TRACE_TASK, p) for p in payloads))
     assert all(o.result is not None for o in outs), [o.error for o in outs if o.error][:3]
     return time.perf_counter() - started
+
+
+async def _hook(instances: list[Instance], jobs: int) -> tuple[float, float]:
+    """Wall seconds, and the largest lag of a 10 ms ticker on the event loop meanwhile."""
+    lag = 0.0
+
+    async def tick() -> None:
+        nonlocal lag
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(0.01)
+            lag = max(lag, time.perf_counter() - before - 0.01)
+
+    ticker = asyncio.create_task(tick())
+    started = time.perf_counter()
+    pool = WorkerPool(jobs)
+    try:
+        verdicts = await asyncio.gather(
+            *(pool.run(verify.job(i, i.known_good_input or "")) for i in instances)
+        )
+    finally:
+        await pool.close()
+    wall = time.perf_counter() - started
+    ticker.cancel()
+    assert all(v.status == "passed" for v in verdicts), [v for v in verdicts if v.reason][:3]
+    return wall, lag
 
 
 async def _fresh_one(payload: dict[str, Any], sem: asyncio.Semaphore) -> None:
@@ -74,22 +109,31 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--reps", type=int, default=3)
     args = parser.parse_args()
-    payloads = _jobs(args.n)
-    pool_s, fresh_s = [], []
+    instances = _instances(args.n)
+    payloads = _jobs(instances)
+    pool_s, fresh_s, hook_s, lags = [], [], [], []
     for _ in range(args.reps):
+        hook_wall, lag = asyncio.run(_hook(instances, args.jobs))
+        hook_s.append(hook_wall)
+        lags.append(lag)
         pool_s.append(asyncio.run(_pool(payloads, args.jobs)))
         fresh_s.append(asyncio.run(_fresh(payloads, args.jobs)))
     pool_m, fresh_m = statistics.median(pool_s), statistics.median(fresh_s)
+    hook_m = statistics.median(hook_s)
     print(
         json.dumps(
             {
                 "jobs": args.n,
                 "concurrency": args.jobs,
+                "hook_wall_s": round(hook_m, 3),
                 "pool_wall_s": round(pool_m, 3),
                 "fresh_wall_s": round(fresh_m, 3),
+                "hook_jobs_per_s": round(args.n / hook_m, 1),
                 "pool_jobs_per_s": round(args.n / pool_m, 1),
                 "fresh_jobs_per_s": round(args.n / fresh_m, 1),
                 "ratio_fresh_over_pool": round(fresh_m / pool_m, 2),
+                "ratio_hook_over_pool": round(hook_m / pool_m, 2),
+                "hook_max_loop_lag_ms": round(1000 * max(lags), 1),
             }
         )
     )

@@ -23,11 +23,13 @@ def test_readme_starts_with_the_two_commands() -> None:
 @pytest.mark.parametrize(
     ("config", "calls"),
     [
-        ("demo.toml", 91_800),
+        ("demo.toml", 91_800 + 2 * 398 * 2),
         ("prompts-example.toml", 30),
         ("prompts-rehearsal.toml", 100),
         ("scae-example.toml", 96),
         ("scae-rehearsal.toml", 64),
+        ("dexbench.toml", 3 * 398 * 2 * 5),
+        ("dexbench-rehearsal.toml", 2 * 20 * 2 * 5),
     ],
 )
 def test_example_configs_plan(config: str, calls: int) -> None:

@@ -478,7 +478,7 @@ def _mount_subcommands() -> None:
         kind = get_kind(name)
         sub = kind.load_cli()
         if sub is not None:
-            app.add_typer(sub, name=name, help=kind.cli_help)
+            app.add_typer(sub, name=kind.mount_name, help=kind.cli_help)
         command = kind.load_command()
         if command is not None:
             app.command(name, help=kind.cli_help)(command)

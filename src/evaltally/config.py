@@ -87,6 +87,15 @@ class ModelConfig:
             identity["reasoning_budget"] = self.reasoning_budget
         return identity
 
+    @property
+    def max_output_tokens(self) -> int:
+        """The output-token cap the params set, whatever the provider calls it (OpenAI's
+        reasoning models take only `max_completion_tokens`); 0 when none is set."""
+        for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+            if self.params.get(key):
+                return int(self.params[key])
+        return 0
+
     def endpoint_identity(self) -> tuple[str, ...]:
         """Which endpoint the model reaches: config entries with the same identity (say, one
         model at two temperatures) share one lane and so one set of limits."""

@@ -191,7 +191,7 @@ def summarize_plan(config: SweepConfig, benchmarks: Mapping[str, Benchmark]) -> 
             for other, models in bound.items():
                 times *= len(models) if other != role else 1
             for model in bound[role]:
-                max_out = int(model.params.get("max_tokens", 0) or 0)
+                max_out = model.max_output_tokens
                 row = summary.rows.setdefault((model.key, bench.label, protocol, role), PlanRow())
                 row.calls += g.calls * times
                 row.chains += g.chains * times

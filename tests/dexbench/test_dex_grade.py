@@ -28,13 +28,26 @@ def fwd(item: str, sample: int, lines: list[int] | None, status: str = "ok") -> 
 def bwd(item: str, sample: int, passed: bool | None, status: str = "ok") -> dict[str, Any]:
     verification = None
     if passed is not None:
-        verdict = "passed" if passed else "failed"
-        verification = {"verdict": verdict, "passed": passed, "reason": "r", "detail": ""}
+        code = "reached" if passed else "not_reached"
+        verification = {
+            "status": "passed" if passed else "failed",
+            "detail": {"code": code, "message": ""},
+            "reason": None,
+            "verifier": "evaltally.benchmarks.dexbench.verify:check",
+        }
     return {
         "model": "m", "benchmark": "dex", "item_id": item, "sample": sample, "task": "backward",
         "source": "cruxeval", "status": status, "parsed": {"input": "1"},
         "verification": verification, "target_line": 4, "raw_text": "",
     }  # fmt: skip
+
+
+SANDBOX_ERROR = {
+    "status": "error",
+    "detail": None,
+    "reason": "the check raised SandboxError('the sandbox failed')",
+    "verifier": "evaltally.benchmarks.dexbench.verify:check",
+}
 
 
 def test_jaccard_and_the_unbiased_estimator() -> None:
@@ -75,18 +88,19 @@ def test_failed_unparsed_and_unverified_answers_stay_in_the_denominator() -> Non
         fwd("b", 0, None, "failed"), bwd("b", 0, None, "blocked"),
         fwd("c", 0, None, "parse_error"), bwd("c", 0, None),  # ok but not verified yet
         fwd("d", 0, [1, 4, 5, 6]), bwd("d", 0, False),
+        fwd("e", 0, TRUTH), dict(bwd("e", 0, None), verification=SANDBOX_ERROR),
     ]  # fmt: skip
     [g] = grade_rows(rows)["groups"]
-    assert g["instances"] == 4 and g["samples"] == 1
-    assert g["forward"]["pass@1"] == 0.25 and g["forward"]["pass@5"] is None
-    assert g["backward"]["pass@1"] == 0.25
-    assert g["dual"]["same_sample"]["pass@1"] == 0.25
-    assert g["forward"]["coverage"] == 0.75 and g["forward"]["parse_failure_rate"] == 0.25
+    assert g["instances"] == 5 and g["samples"] == 1
+    assert g["forward"]["pass@1"] == 0.4 and g["forward"]["pass@5"] is None
+    assert g["backward"]["pass@1"] == 0.2
+    assert g["dual"]["same_sample"]["pass@1"] == 0.2
+    assert g["forward"]["coverage"] == 0.8 and g["forward"]["parse_failure_rate"] == 0.2
     assert g["forward"]["parse_outcomes"] == {"no_answer_block": 1}
-    assert g["backward"]["coverage"] == 0.75
+    assert g["backward"]["coverage"] == 0.8
     assert g["backward"]["verification"] == {
-        "verdicts": {"failed": 1, "passed": 1, "unverified": 1},
-        "reasons": {"r": 2},
+        "verdicts": {"error": 1, "failed": 1, "passed": 1, "unverified": 1},
+        "reasons": {"error": 1, "not_reached": 1, "reached": 1},
     }
 
 
@@ -110,11 +124,26 @@ def test_tables_and_plot(tmp_path: Path) -> None:
     rows += [dict(r, source="humaneval") for r in rows]
     result = grade_rows(rows)
     rendered = [to_markdown(t) for t in tables(result)]
-    assert rendered[0].splitlines()[2:5] == [
-        "| benchmark | model | cruxeval | humaneval |",
-        "| --- | --- | --- | --- |",
-        "| dex | m | 100.0 | 100.0 |",
+    assert rendered[0].splitlines()[:5] == [
+        "### DexBench: dual pass@5 (%)",
+        "",
+        "| model | cruxeval | humaneval |",
+        "| --- | --- | --- |",
+        "| m | 100.0 | 100.0 |",
     ]
-    assert "| dex | m | cruxeval | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 |" in rendered[1]
+    assert "| m | cruxeval | 1 | 100.0 | 100.0 | 100.0 | 100.0 | 100.0 |" in rendered[1]
     png = breakdown_plot(result, tmp_path / "dexbench.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_two_benchmarks_of_the_kind_get_a_benchmark_column_and_pass_at_1_below_5_samples() -> None:
+    rows = [fwd("a", 0, TRUTH), bwd("a", 0, True)]
+    rows += [dict(r, benchmark="dex-generate") for r in rows]
+    main = to_markdown(tables(grade_rows(rows))[0]).splitlines()
+    assert main[0] == "### DexBench: dual pass@1 (%)"
+    assert main[2:6] == [
+        "| benchmark | model | cruxeval |",
+        "| --- | --- | --- |",
+        "| dex | m | 100.0 |",
+        "| dex-generate | m | 100.0 |",
+    ]

@@ -1,77 +1,73 @@
-"""Offline predictors through parse, sandboxed verification and grading, on every shipped
-instance: their scores are the ones the module states."""
+"""Offline predictors through a real `tally run` on every shipped instance (answers parsed,
+backward answers verified by the hook's workers, graded): their scores are the ones
+predictors.py, docs/dexbench.md and README state, and `tally report RUN` equals
+`tally grade EXPORT`."""
 
 from __future__ import annotations
 
-import asyncio
+from pathlib import Path
 from typing import Any
 
-from evaltally.benchmarks.dexbench.coverage import new_pool
-from evaltally.benchmarks.dexbench.grade import grade_rows
-from evaltally.benchmarks.dexbench.instances import Instance, load_builtin, oracle_fields
-from evaltally.benchmarks.dexbench.parse import parse_backward, parse_forward
-from evaltally.benchmarks.dexbench.predictors import PREDICTORS, Predictor, context
-from evaltally.benchmarks.dexbench.verify import verify_backward
-from evaltally.sandbox import TaskPool
+import orjson
+
+from testkit import tally
+
+CONFIG = """
+[run]
+name = "offline"
+runs_dir = "runs"
+{models}
+[[benchmarks]]
+kind = "dexbench"
+"""
+MODEL = '[[models]]\nkey = "{0}"\nprovider = "baseline"\nmodel = "{0}"\n'
 
 
-async def _row(pool: TaskPool, model: str, i: Instance, task: str, predict: Predictor) -> Any:
-    text = predict(context(i, task))
-    parsed = (parse_forward if task == "forward" else parse_backward)(text)
-    row = {
-        "model": model, "benchmark": "dexbench", "item_id": i.id, "sample": 0,
-        "status": "ok" if parsed.ok else "parse_error", "parsed": parsed.value,
-        "raw_text": text, **oracle_fields(i, task),
-    }  # fmt: skip
-    if task == "backward" and parsed.ok:
-        verdict = await verify_backward(i, parsed.value["input"], pool=pool)
-        row["verification"] = verdict.as_dict()
-    return row
+def _section(report_json: Path) -> dict[str, Any]:
+    data: dict[str, Any] = orjson.loads(report_json.read_bytes())
+    return dict(data["sections"]["dexbench"])
 
 
-async def _rows(model: str, instances: list[Instance]) -> list[Any]:
-    forward, backward = PREDICTORS[model]
-    async with new_pool() as pool:
-        jobs = [_row(pool, model, i, "forward", forward) for i in instances]
-        jobs += [_row(pool, model, i, "backward", backward) for i in instances]
-        return list(await asyncio.gather(*jobs))
-
-
-def _by_source(result: dict[str, Any]) -> dict[str, Any]:
-    return {g["source"]: g for g in result["groups"]}
-
-
-async def test_the_oracle_scores_forward_100_and_backward_where_a_known_good_input_exists() -> None:
-    instances = load_builtin()
-    groups = _by_source(grade_rows(await _rows("oracle", instances)))
-    assert {s: g["instances"] for s, g in groups.items()} == {"cruxeval": 298, "humaneval": 100}
-    for g in groups.values():
-        assert g["forward"]["pass@1"] == 1.0 and g["forward"]["jaccard@1"] == 1.0
-        assert g["forward"]["coverage"] == 1.0 and g["forward"]["parse_failure_rate"] == 0.0
-    assert groups["cruxeval"]["backward"]["pass@1"] == 0.0
-    assert groups["humaneval"]["backward"]["pass@1"] == 0.95
-    assert groups["humaneval"]["dual"]["same_sample"]["pass@1"] == 0.95
-    assert groups["humaneval"]["backward"]["verification"]["verdicts"] == {
-        "failed": 5,
-        "passed": 95,
+def test_offline_predictors_score_as_documented_and_report_equals_grade(tmp_path: Path) -> None:
+    models = "".join(MODEL.format(name) for name in ("oracle", "unchanged", "no-answer"))
+    config = tmp_path / "offline.toml"
+    config.write_text(CONFIG.format(models=models))
+    run = tally("run", str(config), timeout=300)
+    assert run.returncode == 0, run.stderr
+    # backward answers that parsed: oracle 398, unchanged 390 (8 empty inputs); no-answer none
+    assert "verified this session: passed 95, failed 693, error 0" in run.stdout
+    run_dir = tmp_path / "runs" / "offline"
+    report = tally("report", str(run_dir), "--resamples", "0")
+    assert report.returncode == 0, report.stderr
+    section = _section(run_dir / "report.json")
+    groups = {(g["model"], g["source"]): g for g in section["groups"]}
+    assert {k: g["instances"] for k, g in groups.items() if k[0] == "oracle"} == {
+        ("oracle", "cruxeval"): 298,
+        ("oracle", "humaneval"): 100,
     }
+    for (model, source), g in groups.items():
+        fwd, bwd, dual = g["forward"], g["backward"], g["dual"]["same_sample"]["pass@1"]
+        if model == "no-answer":
+            for block in (fwd, bwd):
+                assert block["pass@1"] == 0.0 and block["parse_failure_rate"] == 1.0
+                assert block["parse_outcomes"] == {"no_answer_block": block["calls"]}
+            assert dual == 0.0
+            continue
+        assert fwd["pass@1"] == 1.0 and fwd["jaccard@1"] == 1.0 and fwd["coverage"] == 1.0
+        expected = 0.95 if (model, source) == ("oracle", "humaneval") else 0.0
+        assert bwd["pass@1"] == expected and dual == expected
+    assert groups[("oracle", "humaneval")]["backward"]["verification"] == {
+        "verdicts": {"failed": 5, "passed": 95},
+        "reasons": {"not_reached": 5, "reached": 95},
+    }
+    unchanged = groups[("unchanged", "humaneval")]["backward"]
+    assert unchanged["parse_outcomes"] == {"empty_answer": 8}
+    assert unchanged["verification"]["reasons"] == {"not_reached": 92}
+    md = (run_dir / "report.md").read_text()
+    assert "DexBench: dual pass@1 (%)" in md and (run_dir / "dexbench_breakdown.png").exists()
 
-
-async def test_the_unchanged_input_never_reaches_the_target() -> None:
-    instances = [i for i in load_builtin() if i.source == "humaneval"]
-    [g] = grade_rows(await _rows("unchanged", instances))["groups"]
-    assert g["forward"]["pass@1"] == 1.0
-    assert g["backward"]["pass@1"] == 0.0 and g["dual"]["same_sample"]["pass@1"] == 0.0
-    assert g["backward"]["verification"]["reasons"] == {"not_reached": 92}
-    # 8 chosen assertions are upstream's `assert True`: no input, an empty answer block
-    assert g["backward"]["parse_outcomes"] == {"empty_answer": 8}
-
-
-async def test_an_answer_without_a_block_scores_zero_with_every_instance_planned() -> None:
-    groups = _by_source(grade_rows(await _rows("no-answer", load_builtin())))
-    assert {s: g["instances"] for s, g in groups.items()} == {"cruxeval": 298, "humaneval": 100}
-    for g in groups.values():
-        for task in ("forward", "backward"):
-            assert g[task]["pass@1"] == 0.0 and g[task]["parse_failure_rate"] == 1.0
-            assert set(g[task]["parse_outcomes"]) == {"no_answer_block"}
-        assert g["dual"]["any_any"]["pass@1"] == 0.0
+    export = tmp_path / "e.jsonl"
+    assert tally("export", str(run_dir), "-o", str(export)).returncode == 0
+    graded = tally("grade", str(export), "-o", str(tmp_path / "g"), "--resamples", "0")
+    assert graded.returncode == 0, graded.stderr
+    assert _section(tmp_path / "g" / "report.json") == section

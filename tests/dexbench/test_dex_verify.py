@@ -1,11 +1,13 @@
-"""Backward verification in the sandbox: known-good and unchanged inputs on the shipped
-instances, every hostile answer form refused unrun, hostile programs stopped or contained."""
+"""Backward verification through the hook's worker processes: known-good and unchanged inputs
+on the shipped instances, every hostile answer form refused unrun, hostile programs stopped or
+contained, and a worker that cannot fix its hash seed refuses to run anything."""
 
 from __future__ import annotations
 
 import asyncio
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +15,8 @@ from evaltally.benchmarks.dexbench.build import make_instance
 from evaltally.benchmarks.dexbench.coverage import Trace, new_pool, trace
 from evaltally.benchmarks.dexbench.instances import Instance, load_builtin
 from evaltally.benchmarks.dexbench.programs import Assertion
-from evaltally.benchmarks.dexbench.verify import Verdict, verify_backward
+from evaltally.benchmarks.dexbench.verify import check, job
+from evaltally.runner.workers import Verdict, WorkerPool
 from evaltally.sandbox import TaskLimits
 
 FAST = TaskLimits(cpu_seconds=1, wall_seconds=20.0, kill_grace_seconds=2.0)
@@ -37,57 +40,79 @@ async def _instance(body: str, call: str) -> Instance:
     return make_instance("cruxeval", "t", "f", program, Assertion(0, "", call), run)
 
 
-async def _verify(instance: Instance, answer: str | bytes) -> Verdict:
-    async with new_pool(1) as pool:
-        return await verify_backward(instance, answer, pool=pool, limits=FAST)
+async def _verify_all(
+    pairs: list[tuple[Instance, str]], limits: TaskLimits = FAST, workers: int = 2
+) -> list[Verdict]:
+    pool = WorkerPool(workers)
+    try:
+        return list(await asyncio.gather(*(pool.run(job(i, a, limits)) for i, a in pairs)))
+    finally:
+        await pool.close()
+
+
+async def _verify(instance: Instance, answer: str, limits: TaskLimits = FAST) -> Verdict:
+    [verdict] = await _verify_all([(instance, answer)], limits, 1)
+    return verdict
+
+
+def _code(verdict: Verdict) -> tuple[str, str]:
+    assert isinstance(verdict.detail, dict), verdict
+    return verdict.status, verdict.detail["code"]
+
+
+def _message(verdict: Verdict) -> str:
+    assert isinstance(verdict.detail, dict), verdict
+    return str(verdict.detail["message"])
 
 
 async def test_known_good_inputs_pass_and_unchanged_inputs_fail_on_shipped_instances() -> None:
     human = [i for i in load_builtin() if i.known_good_input is not None][:12]
-    async with new_pool() as pool:
-        good = await asyncio.gather(
-            *(verify_backward(i, i.known_good_input or "", pool=pool) for i in human)
-        )
-        same = await asyncio.gather(*(verify_backward(i, i.input, pool=pool) for i in human))
-    assert all(v.passed and v.reason == "reached" for v in good), good
-    assert not any(v.passed for v in same)
-    assert {v.reason for v in same} <= {"not_reached", "not_a_literal"}
+    good = await _verify_all([(i, i.known_good_input or "") for i in human], TaskLimits())
+    same = await _verify_all([(i, i.input) for i in human], TaskLimits())
+    assert all(_code(v) == ("passed", "reached") for v in good), good
+    assert {_code(v) for v in same} <= {("failed", "not_reached"), ("failed", "not_a_literal")}
 
 
 async def test_a_passing_verdict_says_which_line_ran() -> None:
     instance = _by_id("cruxeval/sample_2")  # f(text): the body of `if i in new_text` (line 7)
-    verdict = await _verify(instance, "'a+b'")
-    assert verdict.as_dict() == {
-        "verdict": "passed",
-        "passed": True,
-        "reason": "reached",
-        "detail": "target line 6 reached (line 7 ran)",
-    }
-    wrong_arity = await _verify(instance, "'a', 'b'")
-    assert wrong_arity.reason == "not_reached"
-    assert "TypeError: f() takes 1 positional argument but 2 were given" in wrong_arity.detail
+    verdict, wrong_arity = await _verify_all([(instance, "'a+b'"), (instance, "'a', 'b'")])
+    assert verdict == Verdict(
+        "passed", {"code": "reached", "message": "target line 6 reached (line 7 ran)"}
+    )
+    assert _code(wrong_arity) == ("failed", "not_reached")
+    assert "TypeError: f() takes 1 positional argument but 2 were given" in _message(wrong_arity)
 
 
-@pytest.mark.parametrize(
-    "answer",
-    [
-        "__import__('os').system('touch /tmp/dexbench-pwned')",
-        "lambda: __import__('os')",
-        "os",
-        "os.environ",
-        "f'{__import__(\"os\").getpid()}'",
-        "10**10**10",
-        "[0] * 10_000_000",
-        "[" + "0," * 10_000_000 + "]",
-        "[" * 1000 + "]" * 1000,
-        b"'\xff'",
-        "'\ud800'",
-    ],
-)
-async def test_hostile_answers_are_failed_verifications_and_never_run(answer: str | bytes) -> None:
-    verdict = await _verify(_by_id("cruxeval/sample_2"), answer)
-    assert (verdict.verdict, verdict.reason) == ("failed", "not_a_literal")
+HOSTILE = [
+    "__import__('os').system('touch /tmp/dexbench-pwned')",
+    "lambda: __import__('os')",
+    "os",
+    "os.environ",
+    "f'{__import__(\"os\").getpid()}'",
+    "10**10**10",
+    "[0] * 10_000_000",
+    "[" + "0," * 10_000_000 + "]",
+    "'" + "x" * 100_000_000 + "'",
+    "[" * 1000 + "]" * 1000,
+]
+
+
+async def test_hostile_answers_are_failed_verifications_and_never_run() -> None:
+    instance = _by_id("cruxeval/sample_2")
+    verdicts = await _verify_all([(instance, answer) for answer in HOSTILE])
+    assert [_code(v) for v in verdicts] == [("failed", "not_a_literal")] * len(HOSTILE)
+    assert "a function call is not a literal" in _message(verdicts[0])
+    assert "longer than 50000 characters" in _message(verdicts[8])
     assert not _exists("/tmp/dexbench-pwned")
+
+
+async def test_text_that_is_not_utf8_is_refused_by_the_check_itself() -> None:
+    # The ledger and the hook's JSON pipe cannot carry such text; the check refuses it anyway.
+    args: dict[str, Any] = dict(job(_by_id("cruxeval/sample_2"), "").args)  # type: ignore[arg-type]
+    for answer in (b"'\xff'", "'\ud800'"):
+        result = check({**args, "answer": answer})
+        assert result["verdict"] == "failed" and result["detail"]["code"] == "not_a_literal"
+        assert "not valid UTF-8" in result["detail"]["message"]
 
 
 async def test_an_input_that_loops_forever_after_the_target_still_passes() -> None:
@@ -99,9 +124,9 @@ async def test_an_input_that_loops_forever_after_the_target_still_passes() -> No
         return 0
     """
     verdict = await _verify(await _instance(body, "0"), "1")
-    assert verdict.passed
+    assert verdict.status == "passed"
     assert (
-        verdict.detail
+        _message(verdict)
         == "target line 4 reached (lines 5, 6 ran); then stopped at the CPU time limit"
     )
 
@@ -119,8 +144,8 @@ async def test_an_input_that_loops_forever_before_the_target_fails_at_the_limit(
     instance = await _instance(body, "0")
     assert (instance.target_line, instance.target_lines) == (7, (8,))
     verdict = await _verify(instance, "6")
-    assert (verdict.verdict, verdict.reason) == ("failed", "limit")
-    assert verdict.detail == "target not reached; stopped at the CPU time limit"
+    assert _code(verdict) == ("failed", "limit")
+    assert _message(verdict) == "target not reached; stopped at the CPU time limit"
 
 
 async def test_unbounded_allocation_is_stopped() -> None:
@@ -133,10 +158,9 @@ async def test_unbounded_allocation_is_stopped() -> None:
         return 0
     """
     instance = await _instance(body, "0")
-    async with new_pool(1) as pool:
-        limits = TaskLimits(memory_bytes=256 * 1024 * 1024, cpu_seconds=5, wall_seconds=20.0)
-        verdict = await verify_backward(instance, "1", pool=pool, limits=limits)
-    assert verdict.passed and "MemoryError" in verdict.detail
+    limits = TaskLimits(memory_bytes=256 * 1024 * 1024, cpu_seconds=5, wall_seconds=20.0)
+    verdict = await _verify(instance, "1", limits)
+    assert verdict.status == "passed" and "MemoryError" in _message(verdict)
 
 
 @pytest.mark.parametrize(
@@ -159,6 +183,26 @@ async def test_forks_sockets_and_writes_outside_are_refused_inside_the_program(
     """
     verdict = await _verify(await _instance(body, "0"), "1")
     # the target (the if's body) is reached: the refused call is its first line
-    assert verdict.passed
-    assert f"PermissionError: sandbox: {refused}" in verdict.detail
+    assert verdict.status == "passed"
+    assert f"PermissionError: sandbox: {refused}" in _message(verdict)
     assert not _exists("/tmp/dexbench-escape.txt")
+
+
+async def test_the_program_holds_no_descriptor_of_the_worker() -> None:
+    body = """
+    def f(n):
+        if n > 0:
+            raise ValueError(sorted(int(d) for d in __import__('os').listdir('/proc/self/fd')))
+        return 0
+    """
+    verdict = await _verify(await _instance(body, "0"), "1")
+    # stdin, stdout/stderr (a temporary file), the result pipe, and listdir's own descriptor:
+    # the worker's reply channel to the sweep is not among them.
+    assert _message(verdict).endswith("; then ValueError: [0, 1, 2, 3, 4]")
+
+
+async def test_a_process_with_a_random_hash_seed_runs_no_program() -> None:
+    # pytest's own process has a random seed: set order, and a program's path, would vary.
+    args = job(_by_id("cruxeval/sample_2"), "'a+b'").args
+    with pytest.raises(Exception, match="random hash seed"):
+        check(args)  # type: ignore[arg-type]

@@ -338,13 +338,20 @@ class BenchmarkKind:
     """A `report.section.Grader` class: fed this kind's export rows, it returns the report
     section (every metric from the rows alone)."""
     cli: str | None = None
-    """A typer app mounted as `tally <name> ...`."""
+    """A typer app mounted as `tally <mount_name> ...`."""
     cli_help: str = ""
     resamples: int = 2000
     """Bootstrap resamples of this kind's intervals when `tally report`/`grade` name none."""
     command: str | None = None
     """A typer command function mounted as `tally <name>` itself (a kind whose CLI is one
     command, such as `tally fork RUN ...`); a kind has `cli` or `command`, not both."""
+    cli_name: str | None = None
+    """The sub-command's name when it is not the kind's name (DexBench: `tally dex ...`)."""
+
+    @property
+    def mount_name(self) -> str:
+        """What `tally <mount_name> ...` mounts this kind's CLI as."""
+        return self.cli_name or self.name
 
     def benchmark_class(self) -> type[Benchmark]:
         cls = _load(self.benchmark)

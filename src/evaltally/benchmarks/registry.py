@@ -18,6 +18,7 @@ _FOLDERS = {
     "ctxgap": "evaltally.benchmarks.ctxgap",
     "scae": "evaltally.benchmarks.scae",
     "fork": "evaltally.benchmarks.fork",
+    "dexbench": "evaltally.benchmarks.dexbench",
 }
 
 _registered: dict[str, BenchmarkKind] = {}

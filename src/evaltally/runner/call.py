@@ -173,7 +173,7 @@ class CallExecutor:
         rhash = request_hash(request.body)
         reserve = 0
         if unit.lane.counts_tokens:
-            reserve = count_messages(messages) + int(unit.model.params.get("max_tokens", 0) or 0)
+            reserve = count_messages(messages) + unit.model.max_output_tokens
         state = _AttemptState(attempt=prior)
         retrying = AsyncRetrying(
             stop=stop_after_attempt(limits.max_attempts),

@@ -6,6 +6,11 @@ session. Each worker is a `python -m evaltally.runner.verify_worker` subprocess 
 process group, fed one job at a time over a pipe. A job that outlives its timeout, or whose
 worker dies, gets an `error` verdict with the reason; its worker (with anything the check
 started) is killed and a fresh one takes the next job.
+
+Workers start with a fixed, minimal environment (`worker_env`): the sandbox's hash seed and
+UTF-8 mode, so a check that runs a program sees the same set order on every run and a re-grade
+repeats its verdicts, and PYTHONPATH when set (a check outside the package is imported by
+name). No credential or other variable of the sweep reaches a check.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from typing import Any
 import orjson
 
 from evaltally.benchmarks.base import VerificationJob
+from evaltally.sandbox.runner import TASK_ENV
 
 WORKER = "evaltally.runner.verify_worker"
 # A worker asked to stop (stdin closed) gets this long before it is killed.
@@ -33,6 +39,13 @@ class Verdict:
     """passed, failed or error."""
     detail: Any = None
     reason: str | None = None
+
+
+def worker_env() -> dict[str, str]:
+    env = dict(TASK_ENV)
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return env
 
 
 class _Worker:
@@ -49,6 +62,7 @@ class _Worker:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
             start_new_session=True,
+            env=worker_env(),
         )
         return cls(proc)
 

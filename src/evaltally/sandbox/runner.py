@@ -67,6 +67,13 @@ class TaskOutcome:
     limit: bool = False
 
 
+def outcome_of(reply: dict[str, Any]) -> TaskOutcome:
+    """A worker's reply line (``worker.run_job``) as a ``TaskOutcome``."""
+    if "result" in reply:
+        return TaskOutcome(result=reply["result"])
+    return TaskOutcome(error=str(reply["error"]), limit=bool(reply.get("limit")))
+
+
 class _Worker:
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
@@ -102,10 +109,7 @@ class _Worker:
             raw = await self.proc.stdout.readline()
         if not raw:
             raise ConnectionError("the sandbox worker exited")
-        msg = json.loads(raw)
-        if "result" in msg:
-            return TaskOutcome(result=msg["result"])
-        return TaskOutcome(error=str(msg["error"]), limit=bool(msg.get("limit")))
+        return outcome_of(json.loads(raw))
 
     async def stop(self, *, kill: bool) -> None:
         if self.alive:

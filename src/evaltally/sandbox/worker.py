@@ -31,6 +31,7 @@ import tempfile
 import time
 from typing import IO, Any, NoReturn
 
+MAX_FD = 1 << 16
 HERE = os.path.dirname(os.path.abspath(__file__))  # noqa: PTH100, PTH120 - runs without pathlib preloaded on purpose
 
 
@@ -59,6 +60,10 @@ def _in_child(task: Any, job: dict[str, Any], root: str, pipe: int, err: int) ->
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(err, 1)
         os.dup2(err, 2)
+        # Only the result pipe stays open: no descriptor of the parent (its reply channel, its
+        # job pipe) is within the program's reach.
+        pipe = os.dup2(pipe, 3)
+        os.closerange(4, MAX_FD)
         os.chdir(root)
         lim = job["limits"]
         child.apply_limits(
@@ -162,6 +167,11 @@ def run_job(task: Any, job: dict[str, Any]) -> dict[str, Any]:
             shutil.rmtree(root, ignore_errors=True)
 
 
+def load_task(path: str, number: int) -> Any:
+    """A task file as a module of its own (``run(payload, sandbox)``), loaded by path."""
+    return _load(path, f"_evaltally_sandbox_task_{number}")
+
+
 def serve(stdin: IO[bytes], proto: IO[str]) -> None:
     start = json.loads(stdin.readline())
     for name in start.get("preload", []):
@@ -172,7 +182,7 @@ def serve(stdin: IO[bytes], proto: IO[str]) -> None:
         job = json.loads(raw)
         path = job["task"]
         if path not in tasks:
-            tasks[path] = _load(path, f"_evaltally_sandbox_task_{len(tasks)}")
+            tasks[path] = load_task(path, len(tasks))
         proto.write(json.dumps(run_job(tasks[path], job)) + "\n")
         proto.flush()
 

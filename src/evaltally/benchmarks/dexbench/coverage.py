@@ -1,5 +1,9 @@
 """Coverage of a DexBench program, measured in a sandboxed child (never in this process).
 
+``trace`` runs the child through a ``TaskPool`` (the build); ``trace_here`` forks it from the
+calling process, for the verification hook's workers (``sandbox.inline``). Both apply the same
+line rule to the same task's result.
+
 The one tool for ground truth and verification is the project's own line tracer
 (``trace_task.py``: ``sys.settrace`` line events in the child, plus the line table of the
 compiled program), pinned by ``TRACER_VERSION``: a different rule makes different ground truth,
@@ -11,8 +15,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from evaltally.sandbox import TaskLimits, TaskPool
+from evaltally.sandbox import TaskLimits, TaskOutcome, TaskPool, inline
 
 from .lines import covered_lines, executable_lines
 
@@ -60,11 +65,9 @@ class Call:
     """Checked literal text (``literals.check_arguments``): read back by ``ast.literal_eval``."""
 
 
-async def trace(
-    pool: TaskPool, program: str, call: Call | None = None, limits: TaskLimits | None = None
-) -> Trace | TraceFailure:
-    """Run ``program`` (or the backward ``call``) in a sandbox child and apply the line rule.
-    A program that does not compile is not run: its trace is empty with the SyntaxError."""
+def _prepare(program: str, call: Call | None) -> tuple[ast.Module, dict[str, Any]] | Trace:
+    """The parsed program and the task's payload; a program that does not compile is not run:
+    its trace is empty with the SyntaxError."""
     try:
         tree = ast.parse(program)
     except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte in the source
@@ -73,10 +76,37 @@ async def trace(
         "program": program,
         "call": None if call is None else {"entry": call.entry, "args": call.args_source},
     }
-    outcome = await pool.run(TRACE_TASK, payload, limits)
+    return tree, payload
+
+
+def _measured(tree: ast.Module, outcome: TaskOutcome) -> Trace | TraceFailure:
     if outcome.result is None:
         return TraceFailure(outcome.error or "the sandbox failed", outcome.limit)
     result = outcome.result
     executable = executable_lines(tree)
     covered = covered_lines(executable, result["lines"], result["executed"])
     return Trace(covered, executable - covered, result["error"], result["stopped"])
+
+
+async def trace(
+    pool: TaskPool, program: str, call: Call | None = None, limits: TaskLimits | None = None
+) -> Trace | TraceFailure:
+    """Run ``program`` (or the backward ``call``) in a sandbox child of ``pool`` and apply the
+    line rule."""
+    prepared = _prepare(program, call)
+    if isinstance(prepared, Trace):
+        return prepared
+    tree, payload = prepared
+    return _measured(tree, await pool.run(TRACE_TASK, payload, limits))
+
+
+def trace_here(
+    program: str, call: Call | None = None, limits: TaskLimits | None = None
+) -> Trace | TraceFailure:
+    """``trace`` from a worker process: the child is forked from this process
+    (``sandbox.inline``; the verification hook's workers are started for it)."""
+    prepared = _prepare(program, call)
+    if isinstance(prepared, Trace):
+        return prepared
+    tree, payload = prepared
+    return _measured(tree, inline.run_task(TRACE_TASK, payload, limits))

@@ -2,8 +2,9 @@
 
 A row is one planned call: ``model``, ``benchmark``, ``item_id``, ``sample``, ``status``,
 ``parsed``, ``raw_text`` and the oracle fields ``task`` (``forward`` | ``backward``),
-``source``, ``covered_lines`` (forward), ``target_line`` (backward) and ``verification``
-(``{verdict, passed, reason, detail}`` or null). Rates are fractions in [0, 1].
+``source``, ``covered_lines`` (forward), ``target_line`` (backward) and ``verification`` (the
+hook's verdict ``{status, detail: {code, message}, reason, verifier}``, or null). Rates are
+fractions in [0, 1].
 
 Intention to evaluate: every planned instance is in every denominator, with ``samples`` planned
 answers per task; a call that failed, was blocked, is unfinished, did not parse, or (backward)
@@ -12,7 +13,7 @@ has no passing verdict scores 0. Per (benchmark, model, source):
 - forward exact: the parsed set equals the covered lines. Jaccard: |A & B| / |A | B| (1 for two
   empty sets), 0 without a parsed answer; ``jaccard@1`` is sample 1's, ``jaccard_best`` the best
   of the samples.
-- backward success: the verification passed.
+- backward success: the newest verdict on the answer is ``passed``.
 - dual, three readings: ``same_sample`` (the release's: forward exact and backward success in
   the same sample; pass@k = some sample among the first k), ``any_any`` (some forward exact
   among the first k and some backward success among the first k), ``unbiased`` (the estimator
@@ -68,8 +69,17 @@ def backward_success(row: Row) -> bool:
     return (
         row["status"] == "ok"
         and isinstance(verification, Mapping)
-        and verification.get("passed") is True
+        and verification.get("status") == "passed"
     )
+
+
+def verdict_code(verification: Mapping[str, Any]) -> str:
+    """Why a verdict is what it is: DexBench's code (``reached``, ``not_a_literal``, ...), or
+    the hook's status when the check itself failed (``error``)."""
+    detail = verification.get("detail")
+    if isinstance(detail, Mapping) and "code" in detail:
+        return str(detail["code"])
+    return str(verification.get("status"))
 
 
 def pass_at(flags: Sequence[bool], k: int) -> bool | None:
@@ -91,13 +101,13 @@ def _mean(values: Iterable[float | bool | None]) -> float | None:
     return sum(got) / len(got) if got else None
 
 
-def _check(row: Row, index: int) -> None:
+def check_row(row: Row) -> None:
+    """Raise ValueError naming what a DexBench export row lacks."""
     missing = [k for k in _REQUIRED if k not in row]
     if missing:
-        where = row.get("call_id") or f"row {index + 1}"
-        raise DataError(f"{where}: a DexBench export row lacks {', '.join(missing)}")
+        raise ValueError(f"a DexBench export row lacks {', '.join(missing)}")
     if row["task"] not in (FORWARD, BACKWARD):
-        raise DataError(f"{row.get('call_id')}: task must be forward or backward")
+        raise ValueError(f"task must be forward or backward, not {row['task']!r}")
 
 
 def _flags(by_sample: Mapping[int, Row], samples: int, score: Any) -> list[bool]:
@@ -137,8 +147,8 @@ def _verification_stats(rows: Sequence[Row]) -> dict[str, Any]:
         if not isinstance(v, Mapping):
             verdicts["unverified"] += 1
             continue
-        verdicts[str(v.get("verdict"))] += 1
-        reasons[str(v.get("reason"))] += 1
+        verdicts[str(v.get("status"))] += 1
+        reasons[verdict_code(v)] += 1
     return {"verdicts": dict(sorted(verdicts.items())), "reasons": dict(sorted(reasons.items()))}
 
 
@@ -217,7 +227,10 @@ def grade_rows(rows: Iterable[Row]) -> dict[str, Any]:
     grouped: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
     samples: dict[str, int] = defaultdict(int)
     for index, row in enumerate(rows):
-        _check(row, index)
+        try:
+            check_row(row)
+        except ValueError as exc:
+            raise DataError(f"{row.get('call_id') or f'row {index + 1}'}: {exc}") from None
         grouped[(row["benchmark"], row["model"], row["source"])].append(row)
         samples[row["benchmark"]] = max(samples[row["benchmark"]], int(row["sample"]) + 1)
     groups = []

@@ -2,30 +2,31 @@
 
 Each predictor maps an offline context (``context(instance, task)``: plain data) to the text a
 model would send, so its answers go through the same parser, verification and grading as a
-hosted model's. Expected scores on the shipped instances (298 CRUXEval, 100 HumanEval):
+hosted model's. ``PREDICTORS`` are the benchmark's (``provider = "baseline"``); expected scores
+on the shipped instances (298 CRUXEval, 100 HumanEval):
 
-- ``oracle_forward``: the ground-truth covered lines -> forward exact 100% on every source.
-- ``known_good_backward``: the instance's ``known_good_input`` (another upstream test input
-  that reaches the target: 95 of 100 HumanEval, no CRUXEval instance has one), else the
-  unchanged input -> backward 95% HumanEval, 0% CRUXEval.
-- ``unchanged_backward``: the instance's own input, which leaves the target uncovered by
-  construction -> backward 0% everywhere (the 8 HumanEval instances whose assertion is
-  upstream's ``assert True`` have no input: an empty answer block, a parse error).
-- ``no_answer``: prose without an answer block -> every call a parse error, 0% everywhere,
+- ``oracle``: forward the ground-truth covered lines -> exact 100% on every source; backward
+  the instance's ``known_good_input`` (another upstream test input that reaches the target: 95
+  of 100 HumanEval, no CRUXEval instance has one), else the unchanged input -> backward and
+  dual 95% HumanEval, 0% CRUXEval.
+- ``unchanged``: forward the ground truth; backward the instance's own input, which leaves the
+  target uncovered by construction -> backward and dual 0% everywhere (the 8 HumanEval
+  instances whose assertion is upstream's ``assert True`` have no input: an empty answer block,
+  a parse error).
+- ``no-answer``: prose without an answer block -> every call a parse error, 0% everywhere,
   with every planned instance in the denominator.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from evaltally.benchmarks.base import Predictor
 from evaltally.prompts.dexbench import ANSWER_CLOSE, ANSWER_OPEN
 
 from .instances import Instance
-
-Predictor = Callable[[Mapping[str, Any]], str]
 
 
 def context(instance: Instance, task: str) -> dict[str, Any]:
@@ -56,9 +57,16 @@ def no_answer(ctx: Mapping[str, Any]) -> str:
     return "I am not sure which lines run; it depends on the input."
 
 
-#: name -> (forward predictor, backward predictor)
-PREDICTORS: dict[str, tuple[Predictor, Predictor]] = {
-    "oracle": (oracle_forward, known_good_backward),
-    "unchanged": (oracle_forward, unchanged_backward),
-    "no-answer": (no_answer, no_answer),
+def _by_task(forward: Predictor, backward: Predictor) -> Predictor:
+    def predict(ctx: Mapping[str, Any]) -> str:
+        return (forward if ctx["task"] == "forward" else backward)(ctx)
+
+    return predict
+
+
+#: The benchmark's offline predictors (``provider = "baseline"``, ``model = <name>``).
+PREDICTORS: dict[str, Predictor] = {
+    "oracle": _by_task(oracle_forward, known_good_backward),
+    "unchanged": _by_task(oracle_forward, unchanged_backward),
+    "no-answer": no_answer,
 }

@@ -1,16 +1,56 @@
-"""DexBench report sections from a ``grade_rows`` result: tables (terminal and markdown through
-``evaltally.report.tables``) and a PNG of the forward/backward/dual breakdown per source."""
+"""The DexBench report section: ``DexGrader`` (the kind's grader) and, from a ``grade_rows``
+result, the tables (terminal and markdown through ``evaltally.report.tables``) and a PNG of the
+forward/backward/dual breakdown per source. ``tally report RUN`` and ``tally grade EXPORT``
+both end here, with the same rows."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from evaltally.report.figures import pyplot
+from evaltally.report.section import Figure, GradeSettings, Section
 from evaltally.report.tables import Table, pct
 
-from .grade import SOURCE_ORDER
+from .grade import SOURCE_ORDER, check_row, grade_rows
+
+#: What grading reads of a row (``raw_text`` only of unparsed answers: their parse outcome).
+_KEPT = ("call_id", "model", "benchmark", "item_id", "sample", "status", "task", "source",
+         "parsed", "covered_lines", "verification")  # fmt: skip
+FIGURE = "dexbench_breakdown.png"
+
+
+class DexGrader:
+    """Collects the DexBench rows of an export; every number comes from them alone."""
+
+    legacy_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, row: dict[str, Any]) -> None:
+        check_row(row)
+        kept = {k: row.get(k) for k in _KEPT}
+        if row["status"] == "parse_error":
+            kept["raw_text"] = row.get("raw_text")
+        self.rows.append(kept)
+
+    def section(self, settings: GradeSettings) -> Section:
+        result = grade_rows(self.rows)
+        intro = (
+            "Intention to evaluate: every planned instance and sample is in every denominator; "
+            "a failed or unfinished call, an unparsed answer and a backward answer without a "
+            "passing verdict score 0. Forward is graded against the covered lines in the "
+            "export; backward by the sandboxed verification's verdict. pass@1 reads sample 1, "
+            "pass@5 the first five; `unbiased` is 1 - C(n-c,k)/C(n,k) over the n samples."
+        )
+        figure = Figure(
+            FIGURE,
+            "DexBench: forward, backward and dual per source",
+            lambda out: breakdown_plot(result, out),
+        )
+        return Section(intro, tables(result), result, [figure])
 
 
 def _p(value: float | None) -> str:
@@ -32,20 +72,24 @@ def _sources(groups: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def main_table(groups: Sequence[Mapping[str, Any]]) -> Table:
-    """The paper's layout: dual pass@5, one row per model, one column per source."""
+    """The paper's layout: dual pass@5, one row per model, one column per source (pass@1 when
+    a benchmark planned fewer than 5 samples)."""
     sources = _sources(groups)
+    k = "pass@5" if all((g["samples"] or 0) >= 5 for g in groups) else "pass@1"
     cells: dict[tuple[str, str], dict[str, str]] = {}
     for g in groups:
         cells.setdefault((g["benchmark"], g["model"]), {})[g["source"]] = _p(
-            _get(g, "dual", "same_sample", "pass@5")
+            _get(g, "dual", "same_sample", k)
         )
     rows = [(b, m, *(row.get(s, "-") for s in sources)) for (b, m), row in cells.items()]
+    note = "" if k == "pass@5" else " Fewer than 5 samples were planned: pass@1 instead."
     return Table(
-        "DexBench: dual pass@5 (%)",
+        f"DexBench: dual {k} (%)",
         ("benchmark", "model", *sources),
         rows,
         "Dual = forward exact and backward success in the same sample (the release's reading); "
-        "every planned instance counts, failed and unparsed answers score 0.",
+        "every planned instance counts, failed and unparsed answers score 0." + note,
+        left=2,
     )
 
 
@@ -125,12 +169,24 @@ def outcome_table(groups: Sequence[Mapping[str, Any]]) -> Table:
         ("benchmark", "model", "source", "task", "statuses", "parse outcomes", "verdicts",
          "verdict reasons"),
         rows,
+        left=8,
     )  # fmt: skip
 
 
+def _without_benchmark(table: Table) -> Table:
+    return Table(
+        table.title, table.header[1:], [r[1:] for r in table.rows], table.note, table.left - 1
+    )
+
+
 def tables(result: Mapping[str, Any]) -> list[Table]:
+    """Every table; the `benchmark` column only when two DexBench benchmarks (two data sets,
+    say) could otherwise be confused."""
     groups = result["groups"]
-    return [main_table(groups), task_table(groups), dual_table(groups), outcome_table(groups)]
+    out = [main_table(groups), task_table(groups), dual_table(groups), outcome_table(groups)]
+    if len({g["benchmark"] for g in groups}) > 1:
+        return out
+    return [_without_benchmark(t) for t in out]
 
 
 def breakdown_plot(result: Mapping[str, Any], out: Path) -> Path:
@@ -138,6 +194,7 @@ def breakdown_plot(result: Mapping[str, Any], out: Path) -> Path:
     fewer samples were planned), one bar group per model."""
     groups = result["groups"]
     sources = _sources(groups)
+    labelled = len({g["benchmark"] for g in groups}) > 1
     plt = pyplot()
     fig, axes = plt.subplots(
         1, max(1, len(sources)), figsize=(4.2 * max(1, len(sources)), 3.6), squeeze=False
@@ -151,14 +208,17 @@ def breakdown_plot(result: Mapping[str, Any], out: Path) -> Path:
             k = "pass@5" if (g["samples"] or 0) >= 5 else "pass@1"
             ys = [100 * (_get(g, *path, k) or 0.0) for _, path in metrics]
             xs = [m + (i - (len(here) - 1) / 2) * width for m in range(len(metrics))]
-            ax.bar(xs, ys, width=width, label=f"{g['model']} ({k})")
+            who = f"{g['benchmark']}: {g['model']}" if labelled else g["model"]
+            ax.bar(xs, ys, width=width, label=f"{who} ({k})")
         ax.set_title(source)
         ax.set_xticks(range(len(metrics)), [name for name, _ in metrics])
         ax.set_ylim(0, 100)
         ax.grid(axis="y", alpha=0.3)
     axes[0][0].set_ylabel("% of instances")
-    axes[0][-1].legend(fontsize=7)
-    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    # Below the panels, so no bar is hidden behind it.
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels) or 1), fontsize=7)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out

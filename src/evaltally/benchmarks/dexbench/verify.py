@@ -1,81 +1,110 @@
 """Backward verification: is a proposed input a set of literals, and does it reach the target?
 
-``verify_backward`` is what the benchmark's verification hook calls for every ``ok`` backward
-answer. The answer text is checked as an argument tuple of literals first (``literals.py``;
-anything else is a failed verification with the reason, and is never run); then the program,
-without its assertion, runs in a sandboxed child followed by ``entry(*args)``, and the target
-rule is applied to the lines that ran (docs/dexbench.md, "Verification").
+``check`` is the function of the benchmark's verification job (``VerificationJob``): the
+verification hook runs it in one of its worker processes (runner/workers.py), never in the
+sweep's process, for every ``ok`` backward answer. The answer text is checked as an argument
+tuple of literals first (``literals.py``; anything else is a failed verification with the
+reason, and is never run); then the program, without its assertion, runs in a sandboxed child
+forked from that worker, followed by ``entry(*args)``, and the target rule is applied to the
+lines that ran (docs/dexbench.md, "Verification").
 
 Verdicts: ``passed`` (the target ran; also when the program raised or was stopped after it),
-``failed`` (refused answer, target not reached, or the program hit a limit first), ``error``
-(the sandbox itself failed: no verdict about the answer, a re-grade runs it again).
+``failed`` (refused answer, target not reached, or the program hit a limit first). When the
+sandbox itself fails there is no verdict about the answer: ``check`` raises, the hook records
+an ``error`` with the reason, and a re-grade runs it again.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from evaltally.sandbox import TaskLimits, TaskPool
+from evaltally.benchmarks.base import VerificationJob
+from evaltally.errors import SandboxError
+from evaltally.sandbox import TaskLimits, inline
 
-from .coverage import Call, TraceFailure, trace
+from .coverage import PRELOAD, Call, Trace, TraceFailure, trace_here
 from .instances import Instance
 from .lines import reached
 from .literals import check_arguments
 
-PASSED, FAILED, ERROR = "passed", "failed", "error"
-#: Reasons, each a stable code: why a verdict is what it is.
+PASSED, FAILED = "passed", "failed"
+#: Codes, each stable: why a verdict is what it is (the verdict's ``detail.code``).
 REACHED = "reached"
 NOT_REACHED = "not_reached"
 NOT_A_LITERAL = "not_a_literal"
 LIMIT = "limit"
-SANDBOX = "sandbox"
+CHECK = "evaltally.benchmarks.dexbench.verify:check"
+#: The hook's own deadline for one check: beyond the sandbox's hard wall clock (10 + 3 s), so
+#: the sandbox's limits, not this one, decide in every ordinary case.
+TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
 class Verdict:
     verdict: str
-    reason: str
-    detail: str
+    code: str
+    message: str
 
     @property
     def passed(self) -> bool:
         return self.verdict == PASSED
 
-    def as_dict(self) -> dict[str, Any]:
-        """The ``verification`` object of an export row."""
-        return {
-            "verdict": self.verdict,
-            "passed": self.passed,
-            "reason": self.reason,
-            "detail": self.detail,
-        }
+    def as_result(self) -> dict[str, Any]:
+        """What the hook records: the verdict, with ``{code, message}`` as its detail."""
+        return {"verdict": self.verdict, "detail": {"code": self.code, "message": self.message}}
+
+
+def job(
+    instance: Instance, answer: str, limits: TaskLimits | None = None, timeout_s: float = TIMEOUT_S
+) -> VerificationJob:
+    """The verification job of one backward answer (the text of its answer block)."""
+    args: dict[str, Any] = {
+        "instance": instance.id,
+        "program": instance.program,
+        "entry": instance.entry_point,
+        "target_line": instance.target_line,
+        "target_lines": list(instance.target_lines),
+        "answer": answer,
+        "limits": asdict(limits or TaskLimits()),
+    }
+    return VerificationJob(CHECK, args, timeout_s=timeout_s)
 
 
 def _lines(lines: set[int]) -> str:
     return ("line " if len(lines) == 1 else "lines ") + ", ".join(map(str, sorted(lines)))
 
 
-async def verify_backward(
-    instance: Instance, answer: str | bytes, *, pool: TaskPool, limits: TaskLimits | None = None
-) -> Verdict:
-    """The verdict on one backward answer (the text of its answer block)."""
-    args = check_arguments(answer)
-    if not args.ok:
-        return Verdict(FAILED, NOT_A_LITERAL, args.reason)
-    run = await trace(pool, instance.program, Call(instance.entry_point, args.source), limits)
+def judge(target_line: int, target_lines: Sequence[int], run: Trace | TraceFailure) -> Verdict:
+    """The verdict on one run of a checked answer (a sandbox that failed by itself raises)."""
     if isinstance(run, TraceFailure):
         if run.limit:
             return Verdict(FAILED, LIMIT, run.reason)
-        return Verdict(ERROR, SANDBOX, run.reason)
+        raise SandboxError(f"the sandbox failed: {run.reason}")
     ending = f"stopped at the {run.stopped}" if run.stopped else run.error
-    if reached(instance.target_lines, run.covered):
-        ran = _lines(set(instance.target_lines) & run.covered)
-        detail = f"target line {instance.target_line} reached ({ran} ran)"
-        return Verdict(PASSED, REACHED, detail + (f"; then {ending}" if ending else ""))
+    if reached(target_lines, run.covered):
+        ran = _lines(set(target_lines) & run.covered)
+        message = f"target line {target_line} reached ({ran} ran)"
+        return Verdict(PASSED, REACHED, message + (f"; then {ending}" if ending else ""))
     if run.stopped:
         return Verdict(FAILED, LIMIT, f"target not reached; {ending}")
-    detail = f"target line {instance.target_line} not reached"
+    message = f"target line {target_line} not reached"
     if ending:
-        detail += f"; the program raised {ending}"
-    return Verdict(FAILED, NOT_REACHED, detail)
+        message += f"; the program raised {ending}"
+    return Verdict(FAILED, NOT_REACHED, message)
+
+
+def check(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The verification job's function (runs in a worker process; see ``job``)."""
+    arguments = check_arguments(args["answer"])
+    if not arguments.ok:
+        return Verdict(FAILED, NOT_A_LITERAL, arguments.reason).as_result()
+    # Imported once per worker, so every child it forks finds the programs' imports loaded.
+    inline.preload(PRELOAD)
+    limits = TaskLimits(**args["limits"])
+    run = trace_here(args["program"], Call(args["entry"], arguments.source), limits)
+    try:
+        return judge(int(args["target_line"]), args["target_lines"], run).as_result()
+    except SandboxError as exc:
+        raise SandboxError(f"instance {args['instance']}: {exc}") from None
