@@ -11,7 +11,7 @@ import pytest
 from ledger_testkit import answer, body, calls, new_run
 
 from evaltally.errors import LedgerError
-from evaltally.ledger import ExportRow, export_run, run_status
+from evaltally.ledger import SCHEMA_VERSION, ExportRow, export_run, run_status
 from evaltally.records import Status
 
 FIELDS = [
@@ -105,7 +105,7 @@ async def test_status_counts(tmp_path: Path) -> None:
     assert st.by_benchmark["a0"].unfinished == 1 and st.by_benchmark["b1"].final == 3
     assert (st.attempts, st.retried_attempts, st.interrupted_attempts) == (5, 1, 0)
     assert (st.input_tokens, st.output_tokens, st.reasoning_tokens) == (50, 15, 5)
-    assert st.sessions == 1 and st.live is None and st.schema_version == 1
+    assert st.sessions == 1 and st.live is None and st.schema_version == SCHEMA_VERSION
     assert json.loads(json.dumps(st.as_dict()))["overall"]["ok"] == 2
 
 

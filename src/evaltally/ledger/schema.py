@@ -13,6 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evaltally.ledger.batch_schema import (
+    BATCH_DDL,
+    BATCH_HASHED_COLUMNS,
+    BATCH_INDEXES,
+    BATCH_TABLES,
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Migration:
@@ -29,6 +36,7 @@ CHAINED_TABLES: tuple[str, ...] = (
     "attempts",
     "outcomes",
     "checkpoints",
+    *BATCH_TABLES,
 )
 LEDGER_TABLES: tuple[str, ...] = ("migrations", *CHAINED_TABLES)
 
@@ -91,6 +99,7 @@ HASHED_COLUMNS: dict[str, tuple[str, ...]] = {
         "at",
     ),
     "checkpoints": ("seq", "session", "reason", "at", "heads_json"),
+    **BATCH_HASHED_COLUMNS,
 }
 
 
@@ -164,7 +173,7 @@ _INITIAL: tuple[str, ...] = (
     "CREATE TABLE checkpoints (seq INTEGER PRIMARY KEY, session INT NOT NULL,"
     " reason TEXT NOT NULL, at REAL NOT NULL, heads_json TEXT NOT NULL,"
     " row_hash TEXT NOT NULL) STRICT",
-    *(stmt for table in LEDGER_TABLES for stmt in _append_only(table)),
+    *(stmt for table in LEDGER_TABLES if table not in BATCH_TABLES for stmt in _append_only(table)),
 )
 
 MIGRATIONS_TABLE = (
@@ -172,7 +181,23 @@ MIGRATIONS_TABLE = (
     " applied_at REAL NOT NULL) STRICT"
 )
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial ledger tables", _INITIAL),)
+# Numbered 4: migrations 2 (verifications) and 3 (pacing) are being written on other branches;
+# the order is fixed when they merge.
+_BATCHES: tuple[str, ...] = (
+    *BATCH_DDL,
+    *(stmt for table in BATCH_TABLES for stmt in _append_only(table)),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial ledger tables", _INITIAL),
+    Migration(4, "batch submissions", _BATCHES),
+)
 
 SCHEMA_VERSION = MIGRATIONS[-1].version
-INDEX_NAMES: tuple[str, ...] = ("planned_call", "planned_chain", "attempts_call", "outcomes_call")
+INDEX_NAMES: tuple[str, ...] = (
+    "planned_call",
+    "planned_chain",
+    "attempts_call",
+    "outcomes_call",
+    *BATCH_INDEXES,
+)

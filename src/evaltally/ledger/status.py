@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaltally.ledger.batch_status import batch_summary
 from evaltally.ledger.files import connect_ro, ledger_path, lock_holder, translate
 
 
@@ -51,6 +52,10 @@ class RunStatus:
     sessions: int = 0
     live: str | None = None
     """Who drives the run right now (pid, start, command), or None."""
+    batches: list[dict[str, Any]] = field(default_factory=list)
+    """Every batch of a batch-mode model: state and counts (ledger/batch_status.py)."""
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    """Per model and round: batches, requests, share answered, wall time."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,4 +94,7 @@ def _status(conn: sqlite3.Connection, run_dir: Path) -> RunStatus:
     ).fetchone()
     st.sessions = conn.execute("SELECT count(*) FROM sessions WHERE kind = 'start'").fetchone()[0]
     st.live = lock_holder(run_dir)
+    batches, rounds = batch_summary(conn)
+    st.batches = [asdict(b) for b in batches]
+    st.rounds = [r.as_dict() for r in rounds]
     return st

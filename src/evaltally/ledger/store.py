@@ -21,6 +21,8 @@ import orjson
 
 from evaltally.errors import LedgerError
 from evaltally.ledger import bodies, plan
+from evaltally.ledger.batch_schema import held_by_open_batch
+from evaltally.ledger.batches import BatchBook
 from evaltally.ledger.files import RunLock, check_file, ledger_path, translate
 from evaltally.ledger.pending import compute_pending
 from evaltally.ledger.results import PendingChain, PlanDelta
@@ -246,7 +248,8 @@ class Ledger:
     # -- resume -----------------------------------------------------------------------------
 
     async def mark_interrupted(self) -> int:
-        """Close every attempt that has a start row and no end row with an `interrupted` row.
+        """Close every attempt that has a start row and no end row with an `interrupted` row,
+        except the lines of batches still open (the provider may still answer them).
 
         Call it before sending anything in this session: attempts this session has started and
         not yet finished would be marked too.
@@ -256,7 +259,8 @@ class Ledger:
             rows = await self._query(
                 "SELECT s.call_id, s.attempt FROM attempts s WHERE s.kind = 'start' AND NOT "
                 "EXISTS (SELECT 1 FROM attempts e WHERE e.call_id = s.call_id AND "
-                "e.attempt = s.attempt AND e.kind IN ('end', 'interrupted')) ORDER BY s.seq"
+                "e.attempt = s.attempt AND e.kind IN ('end', 'interrupted')) AND NOT "
+                f"{held_by_open_batch('s')} ORDER BY s.seq"
             )
         now = time.time()
         for call_id, attempt in rows:
@@ -285,6 +289,12 @@ class Ledger:
     async def pending_chains(self) -> list[PendingChain]:
         await self.flush()
         return await asyncio.to_thread(compute_pending, self.path)
+
+    # -- batches ----------------------------------------------------------------------------
+
+    def batch_book(self) -> BatchBook:
+        """Writes and reads of the batch tables (ledger/batches.py)."""
+        return BatchBook(self._writer, self.path)
 
     # -- closing ----------------------------------------------------------------------------
 
