@@ -31,6 +31,7 @@ from evaltally.adapters.batch.base import (
     Marker,
     auth_headers,
     get,
+    not_run,
 )
 from evaltally.adapters.http_errors import bad_body, decode_json
 from evaltally.adapters.wire import as_dict, as_list, as_str, join_url
@@ -48,9 +49,9 @@ _PHASES = {
     "CANCELLED": BatchPhase.CANCELLED,
     "EXPIRED": BatchPhase.EXPIRED,
 }
+GRPC_CANCELLED = 1
 # google.rpc.Code -> the HTTP status the synchronous API answers it with.
 GRPC_STATUS = {
-    1: 499,
     2: 500,
     3: 400,
     4: 504,
@@ -174,11 +175,13 @@ class GeminiBatch(InlineBatch):
                 yield LineResult(str(key), orjson.dumps(item), _outcome(item))
 
 
-def _outcome(item: dict[str, Any]) -> HttpResponse:
+def _outcome(item: dict[str, Any]) -> HttpResponse | AttemptError:
     if "error" not in item:
         return HttpResponse(200, {}, orjson.dumps(item.get("response")))
     error = as_dict(item["error"])
     code = error.get("code")
+    if code == GRPC_CANCELLED:
+        return not_run("batch_cancelled", "the batch was cancelled before this request ran")
     status = 500
     if isinstance(code, int) and not isinstance(code, bool):
         status = code if code >= 100 else GRPC_STATUS.get(code, 500)
