@@ -46,6 +46,9 @@ class Price:
     input_per_mtok: float
     output_per_mtok: float
 
+    def usd(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+
 
 @dataclass(frozen=True)
 class BatchSettings:

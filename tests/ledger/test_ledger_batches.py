@@ -29,7 +29,7 @@ async def test_open_batch_lines_are_not_interrupted_and_resume_reads_them(tmp_pa
         assert await ledger.mark_interrupted() == 0
         (open_batch,) = await ledger.batch_book().open_batches("m1")
         assert open_batch.provider_id == "batch_1" and open_batch.ended == {ids[0]}
-        assert [c for c, _ in open_batch.members] == ids
+        assert [c for c, _, _ in open_batch.members] == ids
     report = verify_run(tmp_path / "run")
     assert report.ok, report.violations
     assert run_status(tmp_path / "run").batches[0]["state"] == "planned"

@@ -36,8 +36,8 @@ class OpenBatch:
     key: str
     model: str
     round: int
-    members: tuple[tuple[str, int], ...]
-    """(call_id, attempt) in submission order."""
+    members: tuple[tuple[str, int, str], ...]
+    """(call_id, attempt, request hash) in submission order."""
     events: tuple[BatchEvent, ...]
     ended: frozenset[str]
     """Members whose attempt already has its end row (their line was read before the kill)."""
@@ -128,9 +128,11 @@ def _open_batches(conn: sqlite3.Connection, model: str) -> list[OpenBatch]:
         (model,),
     ):
         members = tuple(
-            (str(c), int(a))
-            for c, a in conn.execute(
-                "SELECT call_id, attempt FROM batch_calls WHERE batch_key = ? ORDER BY position",
+            (str(c), int(a), str(h))
+            for c, a, h in conn.execute(
+                "SELECT m.call_id, m.attempt, (SELECT s.request_hash FROM attempts s WHERE"
+                " s.call_id = m.call_id AND s.attempt = m.attempt AND s.kind = 'start')"
+                " FROM batch_calls m WHERE m.batch_key = ? ORDER BY m.position",
                 (key,),
             )
         )

@@ -143,7 +143,7 @@ class CallExecutor:
             latency_ms=0.0,
             request_id=None,
         )
-        return _parsed(bench, completion, 1, 0.0, rhash)
+        return completion_result(bench, completion, 1, 0.0, rhash)
 
     async def _http(
         self,
@@ -179,7 +179,7 @@ class CallExecutor:
             if isinstance(exc, _Retryable):
                 reason = f"gave up after {state.sent} attempts; last: {reason}"
             return CallResult(Status.FAILED, reason=reason, attempts=state.sent, request_hash=rhash)
-        return _parsed(bench, completion, state.sent, state.latency_ms, rhash)
+        return completion_result(bench, completion, state.sent, state.latency_ms, rhash)
 
     async def _attempt(
         self,
@@ -279,9 +279,10 @@ def _wait_strategy(initial: float, maximum: float) -> Any:
     return wait
 
 
-def _parsed(
+def completion_result(
     bench: Benchmark, completion: Completion, attempts: int, latency_ms: float, rhash: str
 ) -> CallResult:
+    """A model's answer as the call's result: parsed by the benchmark (ok or parse_error)."""
     parsed = bench.parse(completion.text)
     common: Mapping[str, Any] = {
         "raw_text": completion.text,

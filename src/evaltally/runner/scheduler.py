@@ -73,17 +73,17 @@ class Scheduler:
             recorded = chain.recorded.get(call.step)
             if recorded is not None:
                 if blocked_reason is None:
-                    blocked_reason = self._check_recorded(unit, bench, call, earlier, recorded)
+                    blocked_reason = self.check_recorded(unit, bench, call, earlier, recorded)
                 earlier.append(
                     StepAnswer(call.step, recorded.status, recorded.raw_text, recorded.parsed)
                 )
                 continue
             reason = blocked_reason or unit.lane.stop_reason or (self.budget and self.budget())
             if reason:
-                self._record(unit, call, CallResult(Status.BLOCKED, reason=reason))
+                self.record(unit, call, CallResult(Status.BLOCKED, reason=reason))
                 continue
             result = await self._run_call(unit, bench, call, earlier, work)
-            self._record(unit, call, result)
+            self.record(unit, call, result)
             await self.ledger.throttle()
             if result.status is Status.FAILED or result.status is Status.BLOCKED:
                 blocked_reason = f"an earlier call of its chain (step {call.step}) did not finish"
@@ -105,7 +105,7 @@ class Scheduler:
         except LaneStopped as stopped:
             return CallResult(Status.BLOCKED, reason=str(stopped))
 
-    def _check_recorded(
+    def check_recorded(
         self,
         unit: LaneUnit,
         bench: Benchmark,
@@ -129,7 +129,7 @@ class Scheduler:
         self.mismatches.append(message)
         return message
 
-    def _record(self, unit: LaneUnit, call: PlannedCall, result: CallResult) -> None:
+    def record(self, unit: LaneUnit, call: PlannedCall, result: CallResult) -> None:
         self.ledger.outcome(
             call.call_id,
             result.status,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
@@ -21,6 +21,7 @@ from evaltally.config import ModelConfig, SweepConfig, load_config, read_api_key
 from evaltally.errors import CredentialError, LedgerError
 from evaltally.ledger import Ledger
 from evaltally.plan import iter_plan
+from evaltally.runner.batch import BatchBudget, BatchDriver
 from evaltally.runner.call import CallExecutor, LaneUnit
 from evaltally.runner.lane import Lane
 from evaltally.runner.progress import ProgressReporter
@@ -120,9 +121,12 @@ async def run_session(
         result.lanes = {key: unit.lane for key, unit in units.items()}
         # The budget covers the whole run, so a resume counts what earlier sessions spent.
         spent_before = sum(a.cost_usd or 0.0 for a in audit_run(run_dir, config))
-        budget = _budget_check(result.lanes, budget_usd or config.budget_usd, spent_before)
+        spent = _spent(result.lanes, spent_before)
+        limit = budget_usd or config.budget_usd
+        budget = _budget_check(limit, spent)
         scheduler = Scheduler(ledger, CallExecutor(ledger, transport), units, benchmarks, budget)
-        await _drive(scheduler, work, result.lanes, progress)
+        batches = BatchDriver(scheduler, transport, (limit and BatchBudget(limit, spent)) or None)
+        await _drive(scheduler, batches, work, result.lanes, progress)
         result.mismatches = scheduler.mismatches
         result.failures = scheduler.failures
     finally:
@@ -150,25 +154,39 @@ def _build_units(config: SweepConfig, keys: Mapping[str, str]) -> dict[str, Lane
 
 
 async def _drive(
-    scheduler: Scheduler, work: list[ChainWork], lanes: Mapping[str, Lane], stream: TextIO | None
+    scheduler: Scheduler,
+    batches: BatchDriver,
+    work: list[ChainWork],
+    lanes: Mapping[str, Lane],
+    stream: TextIO | None,
 ) -> None:
+    """Synchronous lanes and batch-mode models (docs/batch.md) side by side."""
+
+    def batched(item: ChainWork) -> bool:
+        return scheduler.units[item.chain.calls[0].model].model.mode == "batch"
+
     reporter = ProgressReporter(lanes, stream or sys.stderr)
     task = asyncio.create_task(reporter.run())
     try:
-        await scheduler.run(work)
+        async with asyncio.TaskGroup() as group:
+            group.create_task(scheduler.run([w for w in work if not batched(w)]))
+            group.create_task(batches.run([w for w in work if batched(w)]))
     finally:
         reporter.stop()
         await task
 
 
-def _budget_check(
-    lanes: Mapping[str, Lane], budget: float | None, spent_before: float
-) -> BudgetCheck | None:
+def _spent(lanes: Mapping[str, Lane], spent_before: float) -> Callable[[], float]:
+    """The whole run's priced spend: earlier sessions' plus this session's lanes'."""
+    return lambda: spent_before + sum(lane.stats.cost_usd for lane in lanes.values())
+
+
+def _budget_check(budget: float | None, spent_now: Callable[[], float]) -> BudgetCheck | None:
     if budget is None:
         return None
 
     def check() -> str | None:
-        spent = spent_before + sum(lane.stats.cost_usd for lane in lanes.values())
+        spent = spent_now()
         if spent >= budget:
             return (
                 f"budget of ${budget:.2f} reached (spent ${spent:.2f}); "
