@@ -65,12 +65,15 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
     """Print what a run would do: planned calls and estimated tokens. Sends nothing."""
 
     def go() -> None:
+        from evaltally.batch_plan import plan_batches
         from evaltally.benchmarks.registry import load_benchmarks
+        from evaltally.cli_batch import plan_lines
         from evaltally.config import load_config
         from evaltally.plan import summarize_plan
 
         cfg = load_config(config)
-        summary = summarize_plan(cfg, load_benchmarks(cfg))
+        benchmarks = load_benchmarks(cfg)
+        summary = summarize_plan(cfg, benchmarks)
         prices = {m.key: m.price for m in cfg.models}
         table = Table(title=f"plan for {cfg.name} -> {cfg.run_dir}")
         for col in ("model", "benchmark", "protocol", "chains", "calls", "input tokens (est.)"):
@@ -95,6 +98,8 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
                 cost,
             )
         out.print(table)
+        for line in plan_lines(plan_batches(cfg, benchmarks)):
+            out.print(line, highlight=False, markup=False)
         out.print(f"total planned calls: {summary.total_calls:,} (nothing was sent)")
 
     _guard(go)
@@ -126,8 +131,9 @@ def _run(load: Callable[[], Any], budget: float | None) -> None:
             )
             if lane.stop_reason:
                 lines.append(f"  {name}: lane stopped: {lane.stop_reason}")
+        lines.extend(_batch_rounds(result.run_dir))
         for line in lines:
-            out.print(line, highlight=False)
+            out.print(line, highlight=False, markup=False)
         if not result.complete:
             err.print(f"incomplete: continue with `tally resume {result.run_dir}`")
             return EXIT_INCOMPLETE
@@ -185,6 +191,14 @@ def status(
     _guard(go)
 
 
+def _batch_rounds(run_dir: Path) -> list[str]:
+    from evaltally.cli_batch import rounds_summary
+    from evaltally.ledger import run_status
+
+    rounds = run_status(run_dir).rounds
+    return ["batch rounds (all sessions):", *rounds_summary(rounds)] if rounds else []
+
+
 def _print_status(data: dict[str, Any]) -> None:
     table = Table(title=f"{data['run_dir']}")
     columns = ("ok", "parse_error", "failed", "blocked", "unfinished")
@@ -209,6 +223,11 @@ def _print_status(data: dict[str, Any]) -> None:
         + (f"; live: {live}" if live else ""),
         highlight=False,
     )
+    if data["batches"]:
+        from evaltally.cli_batch import batches_line, rounds_table
+
+        out.print(rounds_table(data["rounds"]))
+        out.print(batches_line(data["batches"]), highlight=False, markup=False)
 
 
 def _export_enricher(run_dir: Path) -> Callable[[dict[str, Any]], Any]:
