@@ -128,3 +128,64 @@ def batch_sweep(
     blocks.append(benchmark)
     path.write_text("\n".join(blocks))
     return path
+
+
+CTE_TWO = '[[benchmarks]]\nkind = "cte"\ndata = "builtin"\nlimit = 2\n'
+VOLATILE = {"latency_ms", "attempts"}
+
+
+def prompts_benchmark(path: Path, n: int, *, turns: int = 0) -> str:
+    """A prompts benchmark block over `n` items written to `path` (chains when `turns`)."""
+    from testkit import write_items
+
+    write_items(path, n, turns=turns)
+    return f'[[benchmarks]]\nkind = "prompts"\npath = "{path.name}"\n'
+
+
+async def run(config: Path, **options: Any) -> Any:
+    """`tally run` in this process (same code path as the command)."""
+    import io
+
+    from evaltally.config import load_config
+    from evaltally.runner.session import run_session
+    from testkit import FAKE_KEY
+
+    return await run_session(
+        load_config(config),
+        command="pytest",
+        env={"EVALTALLY_TEST_KEY": FAKE_KEY},
+        progress=io.StringIO(),
+        **options,
+    )
+
+
+def export_rows(run_dir: Path) -> list[dict[str, Any]]:
+    """The run's export, every field but latency and attempts, in call-id order."""
+    import orjson
+
+    from evaltally.ledger import export_run
+
+    out = run_dir / "export-test.jsonl"
+    export_run(run_dir, out)
+    rows = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    return sorted(
+        ({k: v for k, v in r.items() if k not in VOLATILE} for r in rows),
+        key=lambda r: r["call_id"],
+    )
+
+
+def answered_bodies(run_dir: Path) -> dict[str, int]:
+    """Request hash -> how many planned calls have an answer sent with that body. Distinct calls
+    may share a body (a CTE rollout's first steps show what answers_revealed shows), so this,
+    not 1, is how often the provider may have answered each body."""
+    import sqlite3
+    from collections import Counter
+
+    conn = sqlite3.connect(run_dir / "ledger.sqlite")
+    try:
+        rows = conn.execute(
+            "SELECT request_hash FROM outcomes WHERE status IN ('ok', 'parse_error')"
+        ).fetchall()
+    finally:
+        conn.close()
+    return dict(Counter(h for (h,) in rows))

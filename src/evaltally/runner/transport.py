@@ -6,12 +6,17 @@ with a stable error class, so the retry logic above never sees library types.
 
 from __future__ import annotations
 
+import io
 from typing import Protocol
 
 import aiohttp
 
 from evaltally.adapters.base import HttpRequest, HttpResponse
 from evaltally.errors import EvaltallyError
+
+# aiohttp copies a bytes body over 1 MiB in the event loop and warns about it; larger bodies
+# (batch uploads) are handed over as a stream instead.
+STREAM_BODY_BYTES = 1 << 20
 
 
 class TransportFailure(EvaltallyError):
@@ -50,7 +55,11 @@ class AiohttpTransport:
             async with session.request(
                 request.method,
                 request.url,
-                data=request.body,
+                data=(
+                    request.body
+                    if len(request.body) <= STREAM_BODY_BYTES
+                    else io.BytesIO(request.body)
+                ),
                 headers=dict(request.headers),
                 timeout=aiohttp.ClientTimeout(total=timeout_s),
             ) as resp:
