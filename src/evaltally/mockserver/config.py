@@ -170,7 +170,8 @@ class MockConfig:
     batch_validating_s: float = 0.05
     batch_in_progress_s: float = 0.1
     batch_finalizing_s: float = 0.05
-    # Delay before answering any batch endpoint request (opens windows for kill tests).
+    # Delay of every batch endpoint's answer, after it acted (stored the upload, created the
+    # batch); a results download stalls this long after its first chunk. For kill tests.
     batch_latency_s: float = 0.0
     # Results are streamed in writes of this many bytes: a results file spans many reads.
     batch_chunk_bytes: int = 16384

@@ -1,6 +1,7 @@
-"""What every batch endpoint of the mock shares: the latency knob and the auth check before
-anything, errors in the dialect's shape, JSON bodies, newest-first listing, and streamed result
-documents (in `batch_chunk_bytes` writes, cut off halfway by a `download_drop` fault)."""
+"""What every batch endpoint of the mock shares: the auth check before anything, the latency
+knob after the endpoint acted, errors in the dialect's shape, JSON bodies, newest-first listing,
+and streamed result documents (in `batch_chunk_bytes` writes, cut off halfway by a
+`download_drop` fault)."""
 
 from __future__ import annotations
 
@@ -29,17 +30,17 @@ def json_reply(obj: Any, status: int = 200) -> web.Response:
 
 
 def endpoint(store: BatchStore, dialect: str, handle: StoreHandler) -> Handler:
-    """`handle` behind the batch latency and the dialect's credential check; a ClientFault it
-    raises becomes the dialect's error answer."""
+    """`handle` behind the dialect's credential check and followed by the batch latency; a
+    ClientFault it raises becomes the dialect's error answer."""
     shape = _DIALECTS[dialect]
 
     async def handler(request: web.Request) -> web.StreamResponse:
-        latency = store.state.config.batch_latency_s
-        if latency > 0:
-            await asyncio.sleep(latency)
         try:
             shape.check_auth(request.headers, request.query, store.state.auth)
-            return await handle(store, request)
+            response = await handle(store, request)
+            if not response.prepared:  # a streamed document waits midway instead
+                await _latency(store)
+            return response
         except Dropped:
             store.counters["dropped"] += 1
             raise asyncio.CancelledError from None  # aiohttp closes the connection
@@ -104,10 +105,20 @@ async def stream(
     for start in range(0, end, step):
         await response.write(data[start : min(start + step, end)])
         store.counters["download_chunks"] += 1
+        if start == 0:
+            await _latency(store)
     if drop:
         raise Dropped  # the body ends short of its content-length
     await response.write_eof()
     return response
+
+
+async def _latency(store: BatchStore) -> None:
+    """`batch_latency_s`: the provider has acted (stored, created, cancelled) but its answer is
+    slow; a download stalls after its first chunk. Kill tests use the windows this opens."""
+    latency = store.state.config.batch_latency_s
+    if latency > 0:
+        await asyncio.sleep(latency)
 
 
 def rfc3339(unix: float) -> str:
