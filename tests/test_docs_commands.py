@@ -26,6 +26,7 @@ def test_readme_starts_with_the_two_commands() -> None:
         ("demo.toml", 91_800),
         ("prompts-example.toml", 30),
         ("prompts-rehearsal.toml", 100),
+        ("batch-rehearsal.toml", 75),
     ],
 )
 def test_example_configs_plan(config: str, calls: int) -> None:

@@ -18,14 +18,21 @@ def plan_lines(plans: Sequence[BatchPlan]) -> list[str]:
         per_batch = f"{p.max_requests:,} requests" if p.max_requests < 10**9 else "no request cap"
         lines.append(
             f"batch mode: {p.model}: {p.requests:,} requests in {p.rounds:,} rounds "
-            f"({p.first_round:,} in round 1, about {p.first_round_bytes / 1e6:,.0f} MB), "
+            f"({p.first_round:,} in round 1, about {_mb(p.first_round_bytes)}), "
             f"about {p.batches:,} batches "
             f"(per batch: {per_batch}, {p.max_bytes / 1e6:,.0f} MB); cost at the batch price"
         )
     return lines
 
 
+def _mb(size: int) -> str:
+    mb = size / 1e6
+    return f"{mb:,.1f} MB" if mb < 10 else f"{mb:,.0f} MB"
+
+
 def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
