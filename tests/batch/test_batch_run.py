@@ -37,6 +37,15 @@ def _attempts(run_dir: Path) -> list[tuple[str, int, str, str | None]]:
         conn.close()
 
 
+def _one(
+    tmp_path: Path, mock: Any, name: str, kind: str, mode: str = "batch", **options: Any
+) -> Path:
+    """A sweep of one model of API shape `kind` (in batch mode unless `mode` says), on `mock`."""
+    return batch_sweep(
+        tmp_path / f"{name}.toml", mock.base_url, name=name, mode=mode, kinds=(kind,), **options
+    )
+
+
 def _ok(run_dir: Path) -> None:
     report = verify_run(run_dir)
     assert report.ok, report.violations
@@ -76,12 +85,11 @@ async def test_an_expired_batchs_calls_finish_in_a_later_batch(
 ) -> None:
     mock = await mock_server(**FAST, batch_faults=(BatchFault("expire"),))
     bench = prompts_benchmark(tmp_path / "items.jsonl", 6)
-    config = batch_sweep(
-        tmp_path / "c.toml",
-        mock.base_url,
-        name="exp",
-        mode="batch",
-        kinds=("openai",),
+    config = _one(
+        tmp_path,
+        mock,
+        "exp",
+        "openai",
         benchmark=bench,
     )
     result = await run(config)
@@ -94,14 +102,7 @@ async def test_an_expired_batchs_calls_finish_in_a_later_batch(
     ends = {c: n for c, n, kind, _ in _attempts(run_dir) if kind == "end" and c in expired}
     assert ends == dict.fromkeys(expired, 2)
     sync_mock = await mock_server()
-    sync = batch_sweep(
-        tmp_path / "s.toml",
-        sync_mock.base_url,
-        name="s",
-        mode="sync",
-        kinds=("openai",),
-        benchmark=bench,
-    )
+    sync = _one(tmp_path, sync_mock, "s", "openai", mode="sync", benchmark=bench)
     await run(sync)
     assert export_rows(run_dir) == export_rows(tmp_path / "runs" / "s")
     _ok(run_dir)
@@ -114,12 +115,11 @@ async def test_a_400_line_fails_its_call_and_blocks_its_chain_a_503_line_is_retr
     faults = (FaultRule("400", match="chain 1 turn 1"), FaultRule("503", match="chain 2 turn 0"))
     mock = await mock_server(**FAST, batch_line_faults=faults)
     bench = prompts_benchmark(tmp_path / "chains.jsonl", 3, turns=3)
-    config = batch_sweep(
-        tmp_path / "c.toml",
-        mock.base_url,
-        name="lines",
-        mode="batch",
-        kinds=("anthropic",),
+    config = _one(
+        tmp_path,
+        mock,
+        "lines",
+        "anthropic",
         benchmark=bench,
     )
     result = await run(config)
@@ -137,12 +137,11 @@ async def test_with_sync_fallback_an_expired_line_is_answered_synchronously_at_o
     tmp_path: Path, mock_server: Mock
 ) -> None:
     mock = await mock_server(**FAST, batch_faults=(BatchFault("expire"),))
-    config = batch_sweep(
-        tmp_path / "c.toml",
-        mock.base_url,
-        name="fb",
-        mode="batch",
-        kinds=("gemini",),
+    config = _one(
+        tmp_path,
+        mock,
+        "fb",
+        "gemini",
         benchmark=prompts_benchmark(tmp_path / "items.jsonl", 4),
         model_extra='batch_fallback = "sync"\n',
     )
@@ -158,12 +157,11 @@ async def test_the_budget_is_checked_on_a_batchs_estimate_before_it_is_submitted
     tmp_path: Path, mock_server: Mock
 ) -> None:
     mock = await mock_server(**FAST)
-    config = batch_sweep(
-        tmp_path / "c.toml",
-        mock.base_url,
-        name="budget",
-        mode="batch",
-        kinds=("openai",),
+    config = _one(
+        tmp_path,
+        mock,
+        "budget",
+        "openai",
         benchmark=prompts_benchmark(tmp_path / "items.jsonl", 10),
         model_extra="[models.price]\ninput_per_mtok = 1000.0\noutput_per_mtok = 1000.0\n",
     )
@@ -182,12 +180,11 @@ async def test_failed_batches_failed_uploads_lost_creates_and_dropped_downloads_
 ) -> None:
     faults = tuple(BatchFault(k) for k in ("fail", "upload_error", "create_lost", "download_drop"))
     mock = await mock_server(**FAST, batch_faults=faults)
-    config = batch_sweep(
-        tmp_path / "c.toml",
-        mock.base_url,
-        name="faults",
-        mode="batch",
-        kinds=("openai",),
+    config = _one(
+        tmp_path,
+        mock,
+        "faults",
+        "openai",
         benchmark=prompts_benchmark(tmp_path / "chains.jsonl", 4, turns=2),
     )
     assert (await run(config)).complete
@@ -204,12 +201,11 @@ async def test_a_batch_cancelled_at_the_provider_is_replanned(
     tmp_path: Path, mock_server: Mock
 ) -> None:
     mock = await mock_server(**{**FAST, "batch_in_progress_s": 0.4})
-    config = batch_sweep(
-        tmp_path / "c.toml",
-        mock.base_url,
-        name="cancel",
-        mode="batch",
-        kinds=("anthropic",),
+    config = _one(
+        tmp_path,
+        mock,
+        "cancel",
+        "anthropic",
         benchmark=prompts_benchmark(tmp_path / "items.jsonl", 6),
     )
 
@@ -230,12 +226,11 @@ async def test_a_request_larger_than_a_batch_may_be_fails_with_the_limit_named(
     tmp_path: Path, mock_server: Mock
 ) -> None:
     mock = await mock_server(**FAST)
-    config = batch_sweep(
-        tmp_path / "c.toml",
-        mock.base_url,
-        name="big",
-        mode="batch",
-        kinds=("openai",),
+    config = _one(
+        tmp_path,
+        mock,
+        "big",
+        "openai",
         benchmark=prompts_benchmark(tmp_path / "items.jsonl", 2),
         batch_table="poll_s = 0.01\nmax_bytes = 150",
     )
@@ -251,12 +246,11 @@ async def test_refused_credentials_stop_the_lane_and_block_its_calls(
     tmp_path: Path, mock_server: Mock
 ) -> None:
     mock = await mock_server(**FAST, api_key="the-right-key")
-    config = batch_sweep(
-        tmp_path / "c.toml",
-        mock.base_url,
-        name="auth",
-        mode="batch",
-        kinds=("openai",),
+    config = _one(
+        tmp_path,
+        mock,
+        "auth",
+        "openai",
         benchmark=prompts_benchmark(tmp_path / "chains.jsonl", 2, turns=2),
     )
     result = await run(config)

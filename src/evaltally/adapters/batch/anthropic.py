@@ -32,7 +32,10 @@ from evaltally.adapters.batch.base import (
     Marker,
     auth_headers,
     get,
+    id_listing,
     not_run,
+    read_id,
+    result_lines,
     safe_id,
 )
 from evaltally.adapters.http_errors import bad_body, decode_json
@@ -81,10 +84,7 @@ class AnthropicBatch(InlineBatch):
         return HttpRequest("POST", join_url(endpoint.base_url, BATCHES), payload, headers)
 
     def read_created(self, response: HttpResponse) -> str | AttemptError:
-        data = as_dict(decode_json(response.body))
-        if "id" not in data:
-            return bad_body(response.body, "no batch id in the create answer", response.status)
-        return safe_id(data["id"], "batch")
+        return read_id(response, "batch")
 
     def status_request(self, endpoint: Endpoint, provider_id: str) -> HttpRequest:
         url = join_url(endpoint.base_url, f"{BATCHES}/{safe_id(provider_id, 'batch')}")
@@ -114,11 +114,12 @@ class AnthropicBatch(InlineBatch):
     def find(
         self, response: HttpResponse, marker: Marker
     ) -> tuple[str | None, str | None] | AttemptError:
-        data = decode_json(response.body)
-        if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-            return bad_body(response.body, "no batch list", response.status)
+        listing = id_listing(response)
+        if isinstance(listing, AttemptError):
+            return listing
+        batches, next_page = listing
         candidates: list[tuple[float, str]] = []
-        for batch in map(as_dict, data["data"]):
+        for batch in batches:
             created = _timestamp(batch.get("created_at"))
             total = sum(as_int(as_dict(batch.get("request_counts")).get(k)) for k in COUNTS)
             ident = batch.get("id")
@@ -131,20 +132,15 @@ class AnthropicBatch(InlineBatch):
                 candidates.append((created, safe_id(ident, "batch")))
         if candidates:
             return min(candidates)[1], None
-        last = as_str(data.get("last_id"))
-        return None, (last if data.get("has_more") and last else None)
+        return None, next_page
 
     def download_request(self, endpoint: Endpoint, provider_id: str, ref: str) -> HttpRequest:
         url = join_url(endpoint.base_url, f"{BATCHES}/{safe_id(ref, 'batch')}/results")
         return get(url, auth_headers(self.sync, endpoint))
 
     def read_results(self, body: bytes, members: Sequence[str]) -> Iterator[LineResult]:
-        wanted = set(members)
-        for raw in body.splitlines():
-            line = decode_json(raw)
-            if not isinstance(line, dict) or line.get("custom_id") not in wanted:
-                continue
-            yield LineResult(str(line["custom_id"]), raw, _outcome(as_dict(line.get("result"))))
+        for call_id, raw, line in result_lines(body, members):
+            yield LineResult(call_id, raw, _outcome(as_dict(line.get("result"))))
 
 
 def _outcome(result: dict[str, Any]) -> HttpResponse | AttemptError:

@@ -18,9 +18,11 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import Any, Protocol
 
 from evaltally.adapters.base import Endpoint, HttpAdapter, HttpRequest, HttpResponse
+from evaltally.adapters.http_errors import bad_body, decode_json
+from evaltally.adapters.wire import as_dict, as_str
 from evaltally.errors import ProviderError
 from evaltally.records import AttemptError, ErrorAction
 
@@ -194,6 +196,35 @@ def safe_id(value: object, what: str) -> str:
     if not isinstance(value, str) or not _SAFE_ID.match(value):
         raise ProviderError(f"the provider returned an unusable {what} id: {str(value)[:80]!r}")
     return value
+
+
+def read_id(response: HttpResponse, what: str) -> str | AttemptError:
+    """The `id` of the object an answer describes (an uploaded file, a new batch)."""
+    data = as_dict(decode_json(response.body))
+    if "id" not in data:
+        return bad_body(response.body, f"no {what} id in the answer", response.status)
+    return safe_id(data["id"], what)
+
+
+def result_lines(
+    body: bytes, members: Sequence[str]
+) -> Iterator[tuple[str, bytes, dict[str, Any]]]:
+    """(custom_id, raw line, line) of every JSONL result line that names a member; unreadable
+    lines are skipped (their calls then have no result and are retried)."""
+    wanted = set(members)
+    for raw in body.splitlines():
+        line = decode_json(raw)
+        if isinstance(line, dict) and line.get("custom_id") in wanted:
+            yield str(line["custom_id"]), raw, line
+
+
+def id_listing(response: HttpResponse) -> tuple[list[dict[str, Any]], str | None] | AttemptError:
+    """The batches of one page of a `{data, has_more, last_id}` listing, and the next page."""
+    data = decode_json(response.body)
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return bad_body(response.body, "no batch list", response.status)
+    last = as_str(data.get("last_id"))
+    return [as_dict(b) for b in data["data"]], (last if data.get("has_more") and last else None)
 
 
 def not_run(kind: str, detail: str) -> AttemptError:

@@ -28,7 +28,10 @@ from evaltally.adapters.batch.base import (
     Marker,
     auth_headers,
     get,
+    id_listing,
     not_run,
+    read_id,
+    result_lines,
     safe_id,
 )
 from evaltally.adapters.http_errors import bad_body, decode_json
@@ -90,10 +93,7 @@ class OpenAIBatch:
         return HttpRequest("POST", join_url(endpoint.base_url, "files"), body, headers)
 
     def read_upload(self, response: HttpResponse) -> str | AttemptError:
-        data = as_dict(decode_json(response.body))
-        if "id" not in data:
-            return bad_body(response.body, "no file id in the upload answer", response.status)
-        return safe_id(data["id"], "file")
+        return read_id(response, "file")
 
     def create_request(
         self, endpoint: Endpoint, batch_key: str, payload: bytes, file_id: str | None
@@ -108,10 +108,7 @@ class OpenAIBatch:
         return json_post(url, body, auth_headers(self.sync, endpoint))
 
     def read_created(self, response: HttpResponse) -> str | AttemptError:
-        data = as_dict(decode_json(response.body))
-        if "id" not in data:
-            return bad_body(response.body, "no batch id in the create answer", response.status)
-        return safe_id(data["id"], "batch")
+        return read_id(response, "batch")
 
     def status_request(self, endpoint: Endpoint, provider_id: str) -> HttpRequest:
         url = join_url(endpoint.base_url, f"batches/{safe_id(provider_id, 'batch')}")
@@ -150,28 +147,24 @@ class OpenAIBatch:
     def find(
         self, response: HttpResponse, marker: Marker
     ) -> tuple[str | None, str | None] | AttemptError:
-        data = decode_json(response.body)
-        if not isinstance(data, dict) or not isinstance(data.get("data"), list):
-            return bad_body(response.body, "no batch list", response.status)
-        for batch in map(as_dict, data["data"]):
+        listing = id_listing(response)
+        if isinstance(listing, AttemptError):
+            return listing
+        batches, next_page = listing
+        for batch in batches:
             ours = as_dict(batch.get("metadata")).get(METADATA_KEY) == marker.batch_key
             same_file = marker.file_id is not None and batch.get("input_file_id") == marker.file_id
             if (ours or same_file) and batch.get("id") not in marker.known:
                 return safe_id(batch.get("id"), "batch"), None
-        last = as_str(data.get("last_id"))
-        return None, (last if data.get("has_more") and last else None)
+        return None, next_page
 
     def download_request(self, endpoint: Endpoint, provider_id: str, ref: str) -> HttpRequest:
         url = join_url(endpoint.base_url, f"files/{safe_id(ref, 'file')}/content")
         return get(url, auth_headers(self.sync, endpoint))
 
     def read_results(self, body: bytes, members: Sequence[str]) -> Iterator[LineResult]:
-        wanted = set(members)
-        for raw in body.splitlines():
-            line = decode_json(raw)
-            if not isinstance(line, dict) or line.get("custom_id") not in wanted:
-                continue
-            yield LineResult(str(line["custom_id"]), raw, _outcome(line))
+        for call_id, raw, line in result_lines(body, members):
+            yield LineResult(call_id, raw, _outcome(line))
 
 
 def _outcome(line: dict[str, Any]) -> HttpResponse | AttemptError:

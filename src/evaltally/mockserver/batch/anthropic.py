@@ -12,13 +12,12 @@ from aiohttp import web
 from evaltally.mockserver.batch.http import (
     Dropped,
     Handler,
+    by_id,
     endpoint,
     job_of,
     json_body,
     json_reply,
     jsonl,
-    newest_first,
-    page_size,
     rfc3339,
     stream,
 )
@@ -32,13 +31,14 @@ _KIND = {"answered": "succeeded", "error": "errored", "expired": "expired", "can
 
 
 def routes(store: BatchStore) -> list[tuple[str, str, Handler]]:
+    get_batch, cancel, listing = by_id("anthropic", _batch)
     return [
         (method, path, endpoint(store, "anthropic", handle))
         for method, path, handle in (
             ("POST", BASE, _create),
-            ("GET", BASE, _list),
-            ("GET", BASE + "/{batch_id}", _get),
-            ("POST", BASE + "/{batch_id}/cancel", _cancel),
+            ("GET", BASE, listing),
+            ("GET", BASE + "/{batch_id}", get_batch),
+            ("POST", BASE + "/{batch_id}/cancel", cancel),
             ("GET", BASE + "/{batch_id}/results", _results),
         )
     ]
@@ -64,31 +64,6 @@ async def _create(store: BatchStore, request: web.Request) -> web.StreamResponse
     if store.take("create_lost"):
         raise Dropped
     return json_reply(_batch(store, job))
-
-
-async def _get(store: BatchStore, request: web.Request) -> web.StreamResponse:
-    return json_reply(_batch(store, job_of(store, request.match_info["batch_id"], "anthropic")))
-
-
-async def _cancel(store: BatchStore, request: web.Request) -> web.StreamResponse:
-    job = job_of(store, request.match_info["batch_id"], "anthropic")
-    store.cancel(job)
-    return json_reply(_batch(store, job))
-
-
-async def _list(store: BatchStore, request: web.Request) -> web.StreamResponse:
-    jobs, more = newest_first(
-        store, "anthropic", request.query.get("after_id"), page_size(request, "limit")
-    )
-    data = [_batch(store, j) for j in jobs]
-    return json_reply(
-        {
-            "data": data,
-            "has_more": more,
-            "first_id": data[0]["id"] if data else None,
-            "last_id": data[-1]["id"] if data else None,
-        }
-    )
 
 
 async def _results(store: BatchStore, request: web.Request) -> web.StreamResponse:

@@ -80,6 +80,32 @@ def newest_first(
     return jobs[:limit], len(jobs) > limit
 
 
+Render = Callable[[BatchStore, Job], dict[str, Any]]
+
+
+def by_id(dialect: str, render: Render) -> tuple[StoreHandler, StoreHandler, StoreHandler]:
+    """GET one batch, POST its cancel, GET the newest-first `{data, has_more, first_id,
+    last_id}` page (OpenAI and Anthropic list the same way; `after`/`after_id` is the cursor)."""
+
+    async def get_one(store: BatchStore, request: web.Request) -> web.StreamResponse:
+        return json_reply(render(store, job_of(store, request.match_info["batch_id"], dialect)))
+
+    async def cancel(store: BatchStore, request: web.Request) -> web.StreamResponse:
+        job = job_of(store, request.match_info["batch_id"], dialect)
+        store.cancel(job)
+        return json_reply(render(store, job))
+
+    async def page(store: BatchStore, request: web.Request) -> web.StreamResponse:
+        after = request.query.get("after", request.query.get("after_id"))
+        jobs, more = newest_first(store, dialect, after, page_size(request, "limit"))
+        data = [render(store, j) for j in jobs]
+        first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
+        body = {"data": data, "has_more": more, "first_id": first, "last_id": last}
+        return json_reply({"object": "list", **body} if dialect == "openai" else body)
+
+    return get_one, cancel, page
+
+
 def page_size(request: web.Request, name: str, default: int = 20) -> int:
     raw = request.query.get(name, str(default))
     if not raw.isdigit() or not 1 <= int(raw) <= 1000:

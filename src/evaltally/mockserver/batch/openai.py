@@ -13,13 +13,11 @@ from aiohttp import web
 from evaltally.mockserver.batch.http import (
     Dropped,
     Handler,
+    by_id,
     endpoint,
-    job_of,
     json_body,
     json_reply,
     jsonl,
-    newest_first,
-    page_size,
     stream,
 )
 from evaltally.mockserver.batch.store import ENDED, BatchStore, Job, Line, line_from_body
@@ -32,15 +30,16 @@ WINDOW_S = 24 * 3600
 
 
 def routes(store: BatchStore) -> list[tuple[str, str, Handler]]:
+    get_batch, cancel, listing = by_id("openai", _batch)
     out: list[tuple[str, str, Handler]] = []
     for prefix in ("/v1", ""):
         for method, path, handle in (
             ("POST", "/files", _upload),
             ("GET", "/files/{file_id}/content", _content),
             ("POST", "/batches", _create),
-            ("GET", "/batches", _list),
-            ("GET", "/batches/{batch_id}", _get),
-            ("POST", "/batches/{batch_id}/cancel", _cancel),
+            ("GET", "/batches", listing),
+            ("GET", "/batches/{batch_id}", get_batch),
+            ("POST", "/batches/{batch_id}/cancel", cancel),
         ):
             out.append((method, prefix + path, endpoint(store, "openai", handle)))
     return out
@@ -117,32 +116,6 @@ def _lines(store: BatchStore, data: bytes) -> tuple[list[Line], str | None]:
     if not lines or len(lines) > MAX_REQUESTS:
         return [], f"a batch holds 1 to {MAX_REQUESTS} requests, this file has {len(lines)}"
     return lines, None
-
-
-async def _get(store: BatchStore, request: web.Request) -> web.StreamResponse:
-    return json_reply(_batch(store, job_of(store, request.match_info["batch_id"], "openai")))
-
-
-async def _cancel(store: BatchStore, request: web.Request) -> web.StreamResponse:
-    job = job_of(store, request.match_info["batch_id"], "openai")
-    store.cancel(job)
-    return json_reply(_batch(store, job))
-
-
-async def _list(store: BatchStore, request: web.Request) -> web.StreamResponse:
-    jobs, more = newest_first(
-        store, "openai", request.query.get("after"), page_size(request, "limit")
-    )
-    data = [_batch(store, j) for j in jobs]
-    return json_reply(
-        {
-            "object": "list",
-            "data": data,
-            "first_id": data[0]["id"] if data else None,
-            "last_id": data[-1]["id"] if data else None,
-            "has_more": more,
-        }
-    )
 
 
 def _batch(store: BatchStore, job: Job) -> dict[str, Any]:
