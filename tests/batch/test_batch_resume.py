@@ -4,12 +4,21 @@ holds is waited for and only its unread lines are recorded."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from batch_kit import FAST, Driven, batch_sweep, export_rows, prompts_benchmark, run
+from batch_kit import (
+    FAST,
+    Driven,
+    answered_bodies,
+    batch_sweep,
+    export_rows,
+    prompts_benchmark,
+    run,
+)
 
 from evaltally.adapters.base import Endpoint, HttpAdapter
 from evaltally.adapters.batch.base import BatchItem
@@ -142,4 +151,38 @@ async def test_a_batch_the_provider_holds_is_waited_for_and_only_unread_lines_re
     conn.close()
     assert dict(ends) == {c.call_id: 1 for c, _ in members}
     assert mock.stats()["batch"]["created"] == 1
+    assert verify_run(run_dir).ok
+
+
+async def test_a_batch_that_cannot_be_followed_stays_open_and_its_calls_wait_for_it(
+    tmp_path: Path, mock_server: Mock
+) -> None:
+    mock = await mock_server(**{**FAST, "batch_in_progress_s": 0.5})
+    config = batch_sweep(
+        tmp_path / "c.toml",
+        mock.base_url,
+        name="held",
+        mode="batch",
+        kinds=("gemini",),
+        benchmark=prompts_benchmark(tmp_path / "chains.jsonl", 3, turns=2),
+    )
+
+    async def refuse_polls() -> None:
+        async with asyncio.timeout(10):
+            while not mock.batches.jobs:  # noqa: ASYNC110 (the mock has no event to wait on)
+                await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)
+        mock.update(api_key="a-rotated-key")
+
+    first, _ = await asyncio.gather(run(config), refuse_polls())
+    assert not first.complete
+    run_dir = tmp_path / "runs" / "held"
+    assert {r["status"] for r in export_rows(run_dir)} == {"unfinished"}
+    assert verify_run(run_dir).ok  # the open batch's lines are not "unclosed attempts"
+
+    mock.update(api_key=None)
+    assert (await run(config)).complete
+    assert {r["status"] for r in export_rows(run_dir)} == {"ok"}
+    stats = mock.stats()["batch"]
+    assert stats["created"] == 2 and stats["answered_by_body"] == answered_bodies(run_dir)
     assert verify_run(run_dir).ok

@@ -44,8 +44,12 @@ class SessionResult:
 
     @property
     def complete(self) -> bool:
+        # done < planned: calls left without an outcome (a batch still open at the provider).
         return all(
-            lane.stats.failed == 0 and lane.stats.blocked == 0 for lane in self.lanes.values()
+            lane.stats.failed == 0
+            and lane.stats.blocked == 0
+            and lane.stats.done >= lane.stats.planned
+            for lane in self.lanes.values()
         )
 
 

@@ -28,12 +28,15 @@ class ChainCursor:
     blocked: str | None = None
     sent: Counter[str] = field(default_factory=Counter)
     """Attempts started this session, per call (the lane's max_attempts applies to these)."""
+    held: bool = False
+    """Its call is in a batch that is still open but cannot be followed this session: nothing
+    more of this chain is sent or recorded until a resume collects that batch."""
 
     def advance(self, prove: Proof, record: Record, stop_reason: str | None) -> PlannedCall | None:
         """The call this chain needs answered next, or None when it has nothing left to send.
         Recorded steps are walked over; unsendable ones are recorded blocked on the way."""
         calls = self.work.chain.calls
-        while self.position < len(calls):
+        while not self.held and self.position < len(calls):
             call = calls[self.position]
             recorded = self.work.chain.recorded.get(call.step)
             if recorded is not None:

@@ -22,7 +22,6 @@ from evaltally.adapters.base import HttpAdapter
 from evaltally.adapters.batch import batch_adapter
 from evaltally.adapters.batch.base import BatchItem, BatchLimits, LineResult, not_run, split
 from evaltally.benchmarks.base import StepAnswer
-from evaltally.errors import ProviderError
 from evaltally.ledger import RecordedAnswer
 from evaltally.ledger.batches import OpenBatch
 from evaltally.records import AttemptError, PlannedCall, Status
@@ -161,7 +160,7 @@ class ModelRounds:
             status = await self.life.wait(batch)
             lines = await self.life.collect(batch, status)
         except BatchControlError as exc:
-            await self._settle(batch, {}, "unreadable", exc.error)
+            self._hold(batch, f"could not be polled or downloaded ({exc})")
             return
         missing = not_run("batch_no_result", f"the batch ended {status.phase} without a result")
         await self._settle(batch, lines, status.phase.value, missing)
@@ -176,6 +175,19 @@ class ModelRounds:
             batch.key, "closed", provider_id=batch.provider_id, state=state, counts=counts
         )
         await self.life.book.flush()
+
+    def _hold(self, batch: Batch, why: str) -> None:
+        """The provider may still answer this batch, but it cannot be followed now: it stays
+        open in the ledger, its calls wait for it (never sent again), and the lane stops so the
+        run ends incomplete; `tally resume` picks the batch up."""
+        for member in batch.members:
+            if member.cursor is not None:
+                member.cursor.held = True
+        self.unit.lane.stats.in_flight -= len(batch.members)
+        self.unit.lane.stop(
+            f"{self.unit.model.key}: batch {batch.key} {why}; it is left open and its calls wait "
+            "for it: `tally resume` the run to collect it"
+        )
 
     def _key(self, round_no: int, members: list[Member]) -> str:
         slug = re.sub(r"[^A-Za-z0-9]+", "-", self.unit.model.key).strip("-")[:24] or "model"
@@ -219,11 +231,8 @@ class ModelRounds:
             try:
                 found = await self.life.find(batch)
             except BatchControlError as exc:
-                raise ProviderError(
-                    f"{self.unit.model.key}: cannot tell whether batch {batch.key} was created "
-                    f"before the run stopped ({exc}); its calls are not sent again until that "
-                    "is known: `tally resume` the run later"
-                ) from exc
+                self._hold(batch, f"may have been created: the provider's list failed ({exc})")
+                return
             if found is not None:
                 self.life.created(batch, found, "found again on resume")
         if batch.provider_id is None:
