@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
 from batch_kit import (
     FAST,
     Driven,
@@ -24,6 +25,7 @@ from evaltally.adapters.base import Endpoint, HttpAdapter
 from evaltally.adapters.batch.base import BatchItem
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import load_config
+from evaltally.errors import LedgerError
 from evaltally.ledger import Ledger, verify_run
 from evaltally.plan import iter_plan
 from evaltally.records import Usage
@@ -186,3 +188,17 @@ async def test_a_batch_that_cannot_be_followed_stays_open_and_its_calls_wait_for
     stats = mock.stats()["batch"]
     assert stats["created"] == 2 and stats["answered_by_body"] == answered_bodies(run_dir)
     assert verify_run(run_dir).ok
+
+
+async def test_a_model_switched_to_sync_while_its_batch_is_open_is_refused(
+    tmp_path: Path, mock_server: Mock
+) -> None:
+    mock = await mock_server(**FAST)
+    config, ledger, _ = await _stopped_run(tmp_path, mock.base_url, "openai")
+    ledger.batch_book().event("et-stopped", "creating")
+    await ledger.close()
+    sync_text = config.read_text().replace('mode = "batch"\n[models.batch]\npoll_s = 0.01\n', "")
+    config.write_text(sync_text)
+    with pytest.raises(LedgerError, match=r"still open from an earlier session \(et-stopped\)"):
+        await run(config)
+    assert mock.stats()["total"] == 0

@@ -21,7 +21,7 @@ from evaltally.config import ModelConfig, SweepConfig, load_config, read_api_key
 from evaltally.errors import CredentialError, LedgerError
 from evaltally.ledger import Ledger
 from evaltally.plan import iter_plan
-from evaltally.runner.batch import BatchBudget, BatchDriver
+from evaltally.runner.batch import BatchBudget, BatchDriver, refuse_open_batches_in_sync_mode
 from evaltally.runner.call import CallExecutor, LaneUnit
 from evaltally.runner.lane import Lane
 from evaltally.runner.progress import ProgressReporter
@@ -117,6 +117,7 @@ async def run_session(
         await ledger.set_meta("config", {"path": str(config.path), "text": config.text})
         _keep_config_copy(config, run_dir)
         interrupted = await ledger.mark_interrupted()
+        await refuse_open_batches_in_sync_mode(ledger, units)
         pending = await ledger.pending_chains()
         result = SessionResult(run_dir, delta.total, delta.added, interrupted_attempts=interrupted)
         work = [ChainWork(chain, chain.attempts_so_far) for chain in pending]

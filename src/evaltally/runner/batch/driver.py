@@ -8,9 +8,25 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from evaltally.errors import LedgerError
+from evaltally.ledger import Ledger
 from evaltally.runner import clock as clk
+from evaltally.runner.call import LaneUnit
 from evaltally.runner.scheduler import ChainWork, Scheduler
 from evaltally.runner.transport import Transport
+
+
+async def refuse_open_batches_in_sync_mode(ledger: Ledger, units: dict[str, LaneUnit]) -> None:
+    """A model switched back to sync mode while a batch of it is still open would send that
+    batch's calls a second time: refused until the batch is collected in batch mode."""
+    book = ledger.batch_book()
+    for key, unit in units.items():
+        if unit.model.mode != "batch" and (held := await book.open_batches(key)):
+            raise LedgerError(
+                f"model {key!r} has {len(held)} batch(es) still open from an earlier session "
+                f'({held[0].key}); its provider may still answer them. Set mode = "batch" '
+                "for it in the run's config.toml and `tally resume` to collect them first"
+            )
 
 
 @dataclass(frozen=True)
