@@ -30,6 +30,7 @@ def test_readme_starts_with_the_two_commands() -> None:
         ("scae-rehearsal.toml", 64),
         ("dexbench.toml", 3 * 398 * 2 * 5),
         ("dexbench-rehearsal.toml", 2 * 20 * 2 * 5),
+        ("batch-rehearsal.toml", 75),
     ],
 )
 def test_example_configs_plan(config: str, calls: int) -> None:

@@ -83,7 +83,9 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
     """Print what a run would do: planned calls and estimated tokens. Sends nothing."""
 
     def go() -> None:
+        from evaltally.batch_plan import plan_batches
         from evaltally.benchmarks.registry import load_benchmarks
+        from evaltally.cli_batch import plan_lines
         from evaltally.config import load_config
         from evaltally.config_checks import check_runs_dir
         from evaltally.plan import summarize_plan
@@ -91,7 +93,8 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
 
         cfg = load_config(config)
         check_runs_dir(cfg)
-        summary = summarize_plan(cfg, load_benchmarks(cfg))
+        benchmarks = load_benchmarks(cfg)
+        summary = summarize_plan(cfg, benchmarks)
         prices = {m.key: m.price for m in cfg.models}
         table = Table(title=f"plan for {cfg.name} -> {cfg.run_dir}")
         # The role column appears once some step is answered by a role other than subject.
@@ -120,6 +123,8 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
                 cost,
             )
         out.print(table)
+        for line in plan_lines(plan_batches(cfg, benchmarks)):
+            out.print(line, highlight=False, markup=False)
         out.print(f"total planned calls: {summary.total_calls:,} (nothing was sent)")
 
     _guard(go)
@@ -165,6 +170,7 @@ def run_config(load: Callable[[], Any], budget: float | None, start_over: bool =
                 lines.append(f"  {name}: lane stopped: {lane.stop_reason}")
         if result.verified:
             lines.append("  verified this session: " + _verdict_counts(result.verified))
+        lines.extend(_batch_rounds(result.run_dir))
         for line in lines:
             out.print(line)
         if not result.complete:
@@ -226,6 +232,14 @@ def status(
     _guard(go)
 
 
+def _batch_rounds(run_dir: Path) -> list[str]:
+    from evaltally.cli_batch import rounds_summary
+    from evaltally.ledger import run_status
+
+    rounds = run_status(run_dir).rounds
+    return ["batch rounds (all sessions):", *rounds_summary(rounds)] if rounds else []
+
+
 def _print_status(data: dict[str, Any]) -> None:
     table = Table(title=f"{data['run_dir']}")
     columns = ("ok", "parse_error", "failed", "blocked", "unfinished")
@@ -249,6 +263,11 @@ def _print_status(data: dict[str, Any]) -> None:
         f"(retried {data['retried_attempts']}, interrupted {data['interrupted_attempts']})"
         + (f"; live: {live}" if live else ""),
     )
+    if data["batches"]:
+        from evaltally.cli_batch import batches_line, rounds_table
+
+        out.print(rounds_table(data["rounds"]))
+        out.print(batches_line(data["batches"]))
 
 
 def _verdict_counts(counts: dict[str, int]) -> str:

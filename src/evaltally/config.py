@@ -23,6 +23,10 @@ ON_FAILED_STEP = ("block", "continue")
 REASONING_CHOICES = ("off", "on", "default")
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 """Far above any completion (a 128K-token answer is under 1 MB of JSON), far below trouble."""
+# Batch mode (docs/batch.md): model keys and their choices.
+MODES = ("sync", "batch")
+BATCH_FALLBACKS = ("none", "sync")
+BATCH_MODEL_KEYS = ("mode", "batch_fallback", "batch")
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,25 @@ class Price:
     input_per_mtok: float
     output_per_mtok: float
 
+    def usd(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+
+
+@dataclass(frozen=True)
+class BatchSettings:
+    """How a model in batch mode submits its calls (docs/batch.md)."""
+
+    kind: str
+    """The batch API shape: openai, anthropic or gemini."""
+    max_requests: int
+    max_bytes: int
+    discount: float | None
+    """Batch price / list price; None: no documented discount, the list price is used."""
+    list_price: Price | None
+    """What a call costs when it falls back to the synchronous API."""
+    fallback: str = "none"
+    poll_s: float = 30.0
+
 
 @dataclass(frozen=True)
 class ModelConfig:
@@ -60,6 +83,7 @@ class ModelConfig:
     limits: Limits
     reasoning: str = "default"
     price: Price | None = None
+    """The price of one call in this model's mode (the batch price in batch mode)."""
     extra: Mapping[str, Any] = field(default_factory=dict)
     reasoning_effort: str | None = None
     """With reasoning = "on": the effort to ask for where the provider takes one."""
@@ -68,12 +92,15 @@ class ModelConfig:
     api_version: str | None = None
     """The API version an Anthropic or Gemini endpoint is addressed with (default: the
     adapter's)."""
+    mode: str = "sync"
+    batch: BatchSettings | None = None
 
     def identity(self) -> dict[str, Any]:
-        """What a recorded answer depends on. Limits, base URL and API version are excluded on
-        purpose: changing pace or pointing at a proxy must not invalidate answers already paid
-        for. The reasoning effort and budget enter only when set, so configs without them keep
-        the ids they always had."""
+        """What a recorded answer depends on. Limits, base URL, API version and mode are
+        excluded on purpose: changing pace, pointing at a proxy or switching between the
+        synchronous and the batch API sends the same request bodies and must not invalidate
+        answers already paid for. The reasoning effort and budget enter only when set, so
+        configs without them keep the ids they always had."""
         identity: dict[str, Any] = {
             "key": self.key,
             "provider": self.provider,
@@ -272,6 +299,7 @@ _MODEL_KEYS = {
     "reasoning_effort",
     "reasoning_budget",
     "api_version",
+    *BATCH_MODEL_KEYS,
 }
 
 
@@ -306,6 +334,8 @@ def _model(sec: _Section) -> ModelConfig:
     extra = {"region": sec.get("region", str)} if "region" in sec.data else {}
     effort = _nonempty(sec, "reasoning_effort")
     budget = sec.positive("reasoning_budget", int, None)
+    price = _price(sec) or _default_price(sec, provider, model)
+    mode, batch = _batch_settings(sec, provider, price)
     return ModelConfig(
         key=key,
         provider=provider,
@@ -319,11 +349,13 @@ def _model(sec: _Section) -> ModelConfig:
         params=_params(sec, provider),
         limits=_limits(_Section(sec.path, sec.key("limits"), sec.get("limits", dict, {}))),
         reasoning=reasoning,
-        price=_price(sec) or _default_price(sec, provider, model),
+        price=batch_price(price, batch.discount) if batch else price,
         extra=extra,
         reasoning_effort=_reasoning_only(sec, reasoning, "reasoning_effort", effort),
         reasoning_budget=_reasoning_only(sec, reasoning, "reasoning_budget", budget),
         api_version=_api_version(sec, provider),
+        mode=mode,
+        batch=batch,
     )
 
 
@@ -492,6 +524,64 @@ def _fail(path: Path, where: str) -> Callable[[str, str], ConfigError]:
         return ConfigError(path, f"{where}.{key}" if key else where, reason)
 
     return fail
+
+
+# -- batch mode (docs/batch.md) ---------------------------------------------------------------
+
+
+def batch_price(price: Price | None, discount: float | None) -> Price | None:
+    """The price of a batch call: the list price times the documented batch discount."""
+    if price is None or discount is None:
+        return price
+    return Price(price.input_per_mtok * discount, price.output_per_mtok * discount)
+
+
+def _batch_settings(
+    sec: _Section, provider: str, price: Price | None
+) -> tuple[str, BatchSettings | None]:
+    mode = sec.get("mode", str, "sync")
+    if mode not in MODES:
+        raise ConfigError(sec.path, sec.key("mode"), f"must be one of {', '.join(MODES)}")
+    if mode == "sync":
+        for key in ("batch_fallback", "batch"):
+            if key in sec.data:
+                raise ConfigError(sec.path, sec.key(key), 'applies only with mode = "batch"')
+        return mode, None
+    from evaltally.adapters.batch import BATCH_SUPPORT, batch_support
+
+    support = None if provider == "baseline" else batch_support(_preset(sec, provider).name)
+    if support is None:
+        raise ConfigError(
+            sec.path,
+            sec.key("mode"),
+            f"provider {provider!r} has no batch API here; batch mode works with "
+            f"{', '.join(sorted(BATCH_SUPPORT))} (docs/providers.md)",
+        )
+    fallback = sec.get("batch_fallback", str, "none")
+    if fallback not in BATCH_FALLBACKS:
+        raise ConfigError(
+            sec.path, sec.key("batch_fallback"), f"must be one of {', '.join(BATCH_FALLBACKS)}"
+        )
+    tuning = _Section(sec.path, sec.key("batch"), sec.get("batch", dict, {}))
+    tuning.only({"poll_s", "max_requests", "max_bytes", "discount"})
+    limits = support.limits
+    settings = BatchSettings(
+        kind=support.kind,
+        max_requests=tuning.positive("max_requests", int, limits.max_requests),
+        max_bytes=tuning.positive("max_bytes", int, limits.max_bytes),
+        discount=tuning.positive("discount", NUMBER, support.discount),
+        list_price=price,
+        fallback=fallback,
+        poll_s=tuning.positive("poll_s", NUMBER, BatchSettings.poll_s),
+    )
+    for name, cap in (("max_requests", limits.max_requests), ("max_bytes", limits.max_bytes)):
+        if getattr(settings, name) > cap:
+            raise ConfigError(
+                sec.path, tuning.key(name), f"must be <= {cap:,}, the provider's documented limit"
+            )
+    if settings.discount is not None and settings.discount > 1:
+        raise ConfigError(sec.path, tuning.key("discount"), "is a fraction of the list price: <= 1")
+    return mode, settings
 
 
 def read_api_keys(config: SweepConfig, env: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -84,3 +84,16 @@ async def new_run(tmp: Path, plan: list[PlannedCall]) -> Ledger:
     ledger = await Ledger.open(tmp / "run", create=True, command="pytest")
     await ledger.reconcile_plan(plan)
     return ledger
+
+
+def answer_in_batch(ledger: Ledger, call_ids: list[str], key: str = "b-test") -> None:
+    """Calls answered through one batch, recorded as the batch driver records them."""
+    book = ledger.batch_book()
+    book.planned(key, "m1", 1, "openai", [(c, 1) for c in call_ids], b'{"batch": 1}\n')
+    for call_id in call_ids:
+        raw, h = body(call_id)
+        ledger.attempt_started(call_id, 1, h, raw)
+    book.event(key, "created", provider_id="batch_test")
+    for call_id in call_ids:
+        finish(ledger, call_id)
+    book.event(key, "closed", state="completed", counts={"answered": len(call_ids)})

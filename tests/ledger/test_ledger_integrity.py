@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from ledger_testkit import answer, body, calls, new_run
+from ledger_testkit import answer, answer_in_batch, body, calls, new_run
 
 from evaltally.errors import LedgerError
 from evaltally.ledger import Ledger, export_run, run_status, verify_run
@@ -22,6 +22,7 @@ async def finished_run(tmp_path: Path) -> Path:
         for c in plan[:6]:
             answer(ledger, c.call_id)
         ledger.verification(plan[0].call_id, "passed", detail=None, reason=None, verifier="t")
+        answer_in_batch(ledger, [c.call_id for c in plan[6:]])
         await ledger.flush()
     return tmp_path / "run"
 

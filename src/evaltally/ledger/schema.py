@@ -14,6 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from evaltally.ledger.batch_schema import (
+    BATCH_DDL,
+    BATCH_HASHED_COLUMNS,
+    BATCH_INDEXES,
+    BATCH_TABLES,
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Migration:
@@ -95,6 +102,7 @@ HASHED_COLUMNS: dict[str, tuple[str, ...]] = {
         "verifier",
         "at",
     ),
+    **BATCH_HASHED_COLUMNS,
 }
 
 
@@ -200,6 +208,13 @@ MIGRATIONS_TABLE = (
     " applied_at REAL NOT NULL) STRICT"
 )
 
+# Provider batch submissions (docs/batch.md): what was uploaded, which calls a batch holds, and
+# every state change a poll saw.
+_BATCHES: tuple[str, ...] = (
+    *BATCH_DDL,
+    *(stmt for table in BATCH_TABLES for stmt in _append_only(table)),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         1,
@@ -215,6 +230,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         tables=("verifications",),
         indexes=("verifications_call",),
     ),
+    Migration(3, "batch submissions", _BATCHES, tables=BATCH_TABLES, indexes=BATCH_INDEXES),
 )
 
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 
+from evaltally.ledger.batch_status import batch_summary
 from evaltally.ledger.files import connect_ro, ledger_path, translate
 from evaltally.ledger.lock import lock_holder
 from evaltally.ledger.usage import FIELDS, sql_total
@@ -58,6 +59,10 @@ class RunStatus:
     sessions: int = 0
     live: str | None = None
     """Who drives the run right now (pid, start, command), or None."""
+    batches: list[dict[str, Any]] = field(default_factory=list)
+    """Every batch of a batch-mode model: state and counts (ledger/batch_status.py)."""
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    """Per model and round: batches, requests, share answered, wall time."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,6 +104,9 @@ def _status(conn: sqlite3.Connection, run_dir: Path, probe_lock: bool) -> RunSta
     st.input_tokens, st.output_tokens, st.reasoning_tokens, st.cached_tokens = map(int, sums)
     st.sessions = conn.execute("SELECT count(*) FROM sessions WHERE kind = 'start'").fetchone()[0]
     st.live = lock_holder(run_dir) if probe_lock else None
+    batches, rounds = batch_summary(conn)
+    st.batches = [asdict(b) for b in batches]
+    st.rounds = [r.as_dict() for r in rounds]
     return st
 
 

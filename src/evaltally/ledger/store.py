@@ -24,6 +24,8 @@ import orjson
 
 from evaltally.errors import LedgerError
 from evaltally.ledger import bodies, plan
+from evaltally.ledger.batch_schema import held_by_open_batch
+from evaltally.ledger.batches import BatchBook
 from evaltally.ledger.files import (
     SIDECARS,
     ledger_path,
@@ -266,7 +268,8 @@ class Ledger:
     # -- resume -----------------------------------------------------------------------------
 
     async def mark_interrupted(self) -> int:
-        """Close every attempt that has a start row and no end row with an `interrupted` row.
+        """Close every attempt that has a start row and no end row with an `interrupted` row,
+        except the lines of batches still open (the provider may still answer them).
 
         Call it before sending anything in this session: attempts this session has started and
         not yet finished would be marked too.
@@ -276,7 +279,8 @@ class Ledger:
             rows = await self._query(
                 "SELECT s.call_id, s.attempt FROM attempts s WHERE s.kind = 'start' AND NOT "
                 "EXISTS (SELECT 1 FROM attempts e WHERE e.call_id = s.call_id AND "
-                "e.attempt = s.attempt AND e.kind IN ('end', 'interrupted')) ORDER BY s.seq"
+                "e.attempt = s.attempt AND e.kind IN ('end', 'interrupted')) AND NOT "
+                f"{held_by_open_batch('s')} ORDER BY s.seq"
             )
         now = time.time()
         for call_id, attempt in rows:
@@ -324,6 +328,12 @@ class Ledger:
         await self.flush()
         labels = tuple(benchmarks)
         return await asyncio.to_thread(answers_to_verify, self.path, labels, unverified_only)
+
+    # -- batches ----------------------------------------------------------------------------
+
+    def batch_book(self) -> BatchBook:
+        """Writes and reads of the batch tables (ledger/batches.py)."""
+        return BatchBook(self._writer, self.path)
 
     # -- closing ----------------------------------------------------------------------------
 

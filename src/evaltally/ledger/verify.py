@@ -25,6 +25,8 @@ from typing import Any
 import orjson
 
 from evaltally.ledger import bodies, chain
+from evaltally.ledger.batch_checks import batch_violations, has_batch_tables
+from evaltally.ledger.batch_schema import held_by_open_batch
 from evaltally.ledger.files import connect_ro, ledger_path, translate
 from evaltally.ledger.lock import iso, lock_holder
 from evaltally.ledger.schema import (
@@ -84,6 +86,7 @@ def verify_run(run_dir: Path) -> VerifyReport:
         _request_hashes,
         _plan,
         _verdicts,
+        batch_violations,
     )
     try:
         for check in violations:
@@ -226,11 +229,13 @@ def _answers(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
 
 
 def _unclosed(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    # The lines of an open batch have no end row until the provider answers: not a violation.
+    batch = f" AND NOT {held_by_open_batch('s')}" if has_batch_tables(conn) else ""
     rows = list(
         conn.execute(
             "SELECT s.seq, s.call_id, s.attempt FROM attempts s WHERE s.kind = 'start' AND NOT "
             "EXISTS (SELECT 1 FROM attempts e WHERE e.call_id = s.call_id AND "
-            "e.attempt = s.attempt AND e.kind IN ('end', 'interrupted')) ORDER BY s.seq"
+            f"e.attempt = s.attempt AND e.kind IN ('end', 'interrupted')){batch} ORDER BY s.seq"
         )
     )
     if report.live is not None:

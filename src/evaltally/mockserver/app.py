@@ -16,7 +16,7 @@ import orjson
 from aiohttp import web
 
 from evaltally.errors import EvaltallyError
-from evaltally.mockserver.answers import complete, generated_answer
+from evaltally.mockserver.batch.routes import BATCH_STORE, add_batch_routes
 from evaltally.mockserver.dialects import DIALECTS, ClientFault, Dialect, ErrorReply, ReplyContext
 from evaltally.mockserver.faults import Fault, uniform
 from evaltally.mockserver.ratelimit import LimitSnapshot, retry_after_header, retry_after_ms_header
@@ -51,6 +51,7 @@ def build_app(state: MockState) -> web.Application:
         handler = _make_handler(state, dialect)
         for route in dialect.routes:
             app.router.add_post(route, handler)
+    add_batch_routes(app, state)
     app.router.add_get("/stats", _get_stats)
     app.router.add_post("/stats/reset", _reset_stats)
     app.router.add_get("/control", _get_control)
@@ -127,26 +128,7 @@ async def _respond(
         elif fault.kind != "truncated":
             return await _inject(state, dialect, fault, ctx, snap, body_hash, attempt)
 
-    # The answer: scripted if a line matches, else generated from (seed, body).
-    reasoning = cfg.reasoning_tokens
-    text: str
-    script = state.script
-    line, index = script.find(prompt) if script is not None else (None, -1)
-    if line is not None and script is not None:
-        text = script.answer_for(line, index, body_hash)
-        if line.finish is not None and finish == "stop":
-            finish = line.finish
-        if line.reasoning_tokens is not None:
-            reasoning = line.reasoning_tokens
-    elif cfg.default_answer is not None:
-        text = cfg.default_answer
-    else:
-        text = generated_answer(cfg.seed, body_hash)
-    if finish == "blocked":
-        text, reasoning = "", 0
-    completion = complete(
-        prompt, text, finish=finish, reasoning_tokens=reasoning, cached_tokens=cfg.cached_tokens
-    )
+    completion = state.completion(prompt, body_hash, finish)
     state.stats.prompt_tokens += completion.prompt_tokens
     state.stats.completion_tokens += completion.completion_tokens
 
@@ -224,11 +206,13 @@ def _json(obj: Any, status: int = 200) -> web.Response:
 
 
 async def _get_stats(request: web.Request) -> web.Response:
-    return _json(request.app[STATE_KEY].stats.snapshot())
+    stats = request.app[STATE_KEY].stats.snapshot()
+    return _json({**stats, "batch": request.app[BATCH_STORE].snapshot()})
 
 
 async def _reset_stats(request: web.Request) -> web.Response:
     request.app[STATE_KEY].reset_stats()
+    request.app[BATCH_STORE].reset()
     return _json({"ok": True})
 
 

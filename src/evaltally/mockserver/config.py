@@ -15,6 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from evaltally.errors import ConfigError
+from evaltally.mockserver.batch.knobs import (
+    BATCH_KNOBS,
+    BatchFault,
+    coerce_batch_knob,
+    validate_batch_knobs,
+)
 
 # Fault kinds a schedule may name. Numeric kinds answer that HTTP status in the dialect's error
 # shape; the rest are transport or body faults (see docs/mock-server.md).
@@ -159,6 +165,21 @@ class MockConfig:
     # If non-empty, other model names get the dialect's 404.
     models: tuple[str, ...] = field(default_factory=tuple)
 
+    # -- batch endpoints (mockserver/batch/; docs/mock-server.md, "Batch endpoints") --------
+    # Seconds a new batch spends validating, in progress and finalizing before it completes.
+    batch_validating_s: float = 0.05
+    batch_in_progress_s: float = 0.1
+    batch_finalizing_s: float = 0.05
+    # Delay of every batch endpoint's answer, after it acted (stored the upload, created the
+    # batch); a results download stalls this long after its first chunk. For kill tests.
+    batch_latency_s: float = 0.0
+    # Results are streamed in writes of this many bytes: a results file spans many reads.
+    batch_chunk_bytes: int = 16384
+    # Batch-level faults, used up in order per kind: [{kind, count}] (batch/knobs.py).
+    batch_faults: tuple[BatchFault, ...] = ()
+    # Per-line errors inside a batch: fault rules whose kind is an HTTP status.
+    batch_line_faults: tuple[FaultRule, ...] = ()
+
     def __post_init__(self) -> None:
         self.validate()
 
@@ -203,6 +224,8 @@ class MockConfig:
         out["answers_file"] = str(self.answers_file) if self.answers_file else None
         out["models"] = list(self.models)
         out["faults"] = [dataclasses.asdict(r) for r in self.faults]
+        out["batch_faults"] = [dataclasses.asdict(r) for r in self.batch_faults]
+        out["batch_line_faults"] = [dataclasses.asdict(r) for r in self.batch_line_faults]
         return out
 
     # -- validation -------------------------------------------------------------------------
@@ -231,6 +254,7 @@ class MockConfig:
                 raise ConfigError(src, name, "must be >= 0")
         for i, rule in enumerate(self.faults):
             rule.validate(f"faults[{i}]")
+        validate_batch_knobs(self)
 
 
 # Order matters: random faults are chosen by walking this list with one uniform draw.
@@ -256,6 +280,8 @@ _OPT_STR = frozenset({"default_answer", "api_key"})
 
 def _coerce(source: str, key: str, value: Any) -> Any:
     """Turn TOML/JSON/CLI values into the field's type, with an error naming the key."""
+    if key in BATCH_KNOBS:
+        return coerce_batch_knob(source, key, value)
     try:
         if key == "faults":
             if not isinstance(value, list | tuple):

@@ -13,6 +13,8 @@ from typing import Any
 from aiohttp import web
 
 from evaltally.mockserver.app import build_app
+from evaltally.mockserver.batch.routes import BATCH_STORE
+from evaltally.mockserver.batch.store import BatchStore
 from evaltally.mockserver.config import MockConfig
 from evaltally.mockserver.state import MockState
 
@@ -37,6 +39,7 @@ class MockServer:
         self._requested_port = port
         self.port = 0
         self._runner: web.AppRunner | None = None
+        self.batches: BatchStore | None = None
 
     @property
     def config(self) -> MockConfig:
@@ -51,8 +54,10 @@ class MockServer:
 
     async def start(self) -> MockServer:
         # handler_cancellation: a client that gives up on a hanging request frees its handler.
+        app = build_app(self.state)
+        self.batches = app[BATCH_STORE]
         runner = web.AppRunner(
-            build_app(self.state),
+            app,
             access_log=None,
             handler_cancellation=True,
             shutdown_timeout=_SHUTDOWN_TIMEOUT_S,
@@ -86,10 +91,13 @@ class MockServer:
 
     def stats(self) -> dict[str, Any]:
         """A snapshot of the counters (the same JSON GET /stats returns)."""
-        return self.state.stats.snapshot()
+        batch = self.batches.snapshot() if self.batches is not None else {}
+        return {**self.state.stats.snapshot(), "batch": batch}
 
     def reset_stats(self) -> None:
         self.state.reset_stats()
+        if self.batches is not None:
+            self.batches.reset()
 
     def update(self, **knobs: Any) -> MockConfig:
         """Change knobs at runtime; raises ConfigError (and changes nothing) on a bad knob."""

@@ -9,7 +9,7 @@ import hashlib
 import itertools
 from typing import Any
 
-from evaltally.mockserver.answers import Script
+from evaltally.mockserver.answers import Completion, Prompt, Script, complete, generated_answer
 from evaltally.mockserver.config import MockConfig
 from evaltally.mockserver.dialects.base import AuthSettings
 from evaltally.mockserver.faults import FaultPlanner
@@ -36,6 +36,30 @@ class MockState:
         and random-looking in every prefix (dialects shorten it)."""
         data = f"{self._id_prefix}:{next(self._seq)}".encode()
         return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+    def completion(self, prompt: Prompt, body_hash: str, finish: str = "stop") -> Completion:
+        """The model's answer to a request: scripted if a script line matches, else the fixed
+        default answer, else generated from (seed, body). The synchronous endpoints and the
+        batch endpoints answer the same body with the same completion."""
+        cfg = self.config
+        reasoning = cfg.reasoning_tokens
+        script = self.script
+        line, index = script.find(prompt) if script is not None else (None, -1)
+        if line is not None and script is not None:
+            text = script.answer_for(line, index, body_hash)
+            if line.finish is not None and finish == "stop":
+                finish = line.finish
+            if line.reasoning_tokens is not None:
+                reasoning = line.reasoning_tokens
+        elif cfg.default_answer is not None:
+            text = cfg.default_answer
+        else:
+            text = generated_answer(cfg.seed, body_hash)
+        if finish == "blocked":
+            text, reasoning = "", 0
+        return complete(
+            prompt, text, finish=finish, reasoning_tokens=reasoning, cached_tokens=cfg.cached_tokens
+        )
 
     def update(self, knobs: dict[str, Any], source: str = "<control>") -> MockConfig:
         """Change knobs at runtime (strict: unknown keys raise ConfigError, nothing changes)."""

@@ -157,7 +157,7 @@ class CallExecutor:
         )
         if text is None:
             return CallResult(Status.FAILED, reason=detail, attempts=1, request_hash=rhash)
-        return _parsed(bench, call, Completion(text, "stop"), 1, 0.0, rhash)
+        return completion_result(bench, call, Completion(text, "stop"), 1, 0.0, rhash)
 
     async def _http(
         self,
@@ -193,7 +193,7 @@ class CallExecutor:
             if isinstance(exc, _Retryable):
                 reason = f"gave up after {state.sent} attempts; last: {reason}"
             return CallResult(Status.FAILED, reason=reason, attempts=state.sent, request_hash=rhash)
-        return _parsed(bench, call, completion, state.sent, state.latency_ms, rhash)
+        return completion_result(bench, call, completion, state.sent, state.latency_ms, rhash)
 
     async def _attempt(
         self,
@@ -294,7 +294,7 @@ def _wait_strategy(initial: float, maximum: float) -> Any:
     return wait
 
 
-def _parsed(
+def completion_result(
     bench: Benchmark,
     call: PlannedCall,
     completion: Completion,
@@ -302,6 +302,7 @@ def _parsed(
     latency_ms: float,
     rhash: str,
 ) -> CallResult:
+    """A model's answer as the call's result: parsed by the benchmark (ok or parse_error)."""
     common: Mapping[str, Any] = {
         "raw_text": completion.text,
         "attempts": attempts,

@@ -140,7 +140,7 @@ class Scheduler:
             recorded = chain.recorded.get(call.step)
             if recorded is not None:
                 if work.blocked_reason is None:
-                    work.blocked_reason = self._check_recorded(unit, bench, call, work, recorded)
+                    work.blocked_reason = self.check_recorded(unit, bench, call, work, recorded)
                 work.earlier.append(
                     StepAnswer(call.step, recorded.status, recorded.raw_text, recorded.parsed)
                 )
@@ -149,16 +149,16 @@ class Scheduler:
                 continue
             reason = work.blocked_reason or unit.lane.stop_reason or (self.budget and self.budget())
             if reason:
-                self._record(unit, call, CallResult(Status.BLOCKED, reason=reason))
+                self.record(unit, call, CallResult(Status.BLOCKED, reason=reason))
                 work.position += 1
                 continue
             if unit.lane is not lane:
                 self._queue(unit.lane).hand(work)
                 return
             result = await self._run_call(unit, bench, call, work)
-            self._record(unit, call, result)
+            self.record(unit, call, result)
             await self.ledger.throttle()
-            if _blocks_chain(result.status, bench):
+            if blocks_chain(result.status, bench):
                 work.blocked_reason = (
                     f"an earlier call of its chain (step {call.step}) did not finish"
                 )
@@ -189,7 +189,7 @@ class Scheduler:
         except LaneStopped as stopped:
             return CallResult(Status.BLOCKED, reason=str(stopped))
 
-    def _check_recorded(
+    def check_recorded(
         self,
         unit: LaneUnit,
         bench: Benchmark,
@@ -218,7 +218,7 @@ class Scheduler:
         self.mismatches.append(message)
         return message
 
-    def _record(self, unit: LaneUnit, call: PlannedCall, result: CallResult) -> None:
+    def record(self, unit: LaneUnit, call: PlannedCall, result: CallResult) -> None:
         self.ledger.outcome(
             call.call_id,
             result.status,
@@ -239,7 +239,7 @@ class Scheduler:
             )
 
 
-def _blocks_chain(status: Status, bench: Benchmark) -> bool:
+def blocks_chain(status: Status, bench: Benchmark) -> bool:
     """A blocked step (lane stopped, budget spent) always blocks the rest of its chain; a failed
     one does unless the benchmark carries on past failures."""
     if status is Status.BLOCKED:

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -29,6 +29,7 @@ from evaltally.errors import RunTerminated
 from evaltally.ledger import Ledger
 from evaltally.plan import iter_plan
 from evaltally.run_dir import CONFIG_COPY, keep_config_copy
+from evaltally.runner.batch import BatchBudget, BatchDriver, refuse_open_batches_in_sync_mode
 from evaltally.runner.call import CallExecutor
 from evaltally.runner.lane import Lane
 from evaltally.runner.progress import ProgressReporter
@@ -56,8 +57,12 @@ class SessionResult:
 
     @property
     def complete(self) -> bool:
+        # done < planned: calls left without an outcome (a batch still open at the provider).
         return all(
-            lane.stats.failed == 0 and lane.stats.blocked == 0 for lane in self.lanes.values()
+            lane.stats.failed == 0
+            and lane.stats.blocked == 0
+            and lane.stats.done >= lane.stats.planned
+            for lane in self.lanes.values()
         )
 
     @property
@@ -127,6 +132,7 @@ async def _session(
             await ledger.set_meta("parents", lineage)
         keep_config_copy(config, run_dir)  # only now: a refused plan leaves the copy as it was
         interrupted = await ledger.mark_interrupted()
+        await refuse_open_batches_in_sync_mode(ledger, units)
         pending = await ledger.pending_chains()
         result = SessionResult(run_dir, delta.total, delta.added, interrupted_attempts=interrupted)
         work = [ChainWork(chain, chain.attempts_so_far) for chain in pending]
@@ -139,13 +145,16 @@ async def _session(
         spent_before = sum(a.cost_usd or 0.0 for a in audit_run(run_dir, config))
         lanes = result.endpoint_lanes
         limit = budget_usd if budget_usd is not None else config.budget_usd
-        budget = _budget_check(lanes, limit, spent_before)
+        spent = _spent(lanes, spent_before)
+        budget = _budget_check(limit, spent)
         # Answers a killed session recorded but never verified are verified now.
         await verify_recorded(ledger, verifier, benchmarks, unverified_only=True)
         executor = CallExecutor(ledger, transport)
         on_ok = verifier.submit if any(b.verifies for b in benchmarks.values()) else None
         scheduler = Scheduler(ledger, executor, units, benchmarks, budget, on_ok)
-        await _drive(scheduler, work, lanes, progress)
+        batch_budget = BatchBudget(limit, spent) if limit is not None else None
+        batches = BatchDriver(scheduler, transport, batch_budget)
+        await _drive(scheduler, batches, work, lanes, progress)
         await verifier.drain()
         result.mismatches = scheduler.mismatches
         result.failures = scheduler.failures
@@ -211,25 +220,40 @@ async def _finish(ledger: Ledger, transport: Transport | None) -> None:
 
 
 async def _drive(
-    scheduler: Scheduler, work: list[ChainWork], lanes: Mapping[str, Lane], stream: TextIO | None
+    scheduler: Scheduler,
+    batches: BatchDriver,
+    work: list[ChainWork],
+    lanes: Mapping[str, Lane],
+    stream: TextIO | None,
 ) -> None:
+    """Synchronous lanes and batch-mode models (docs/batch.md) side by side. A chain goes to
+    the batch driver when the model of its first step runs in batch mode."""
+
+    def batched(item: ChainWork) -> bool:
+        return scheduler.units[item.chain.calls[0].model].model.mode == "batch"
+
     reporter = ProgressReporter(lanes, stream or sys.stderr)
     task = asyncio.create_task(reporter.run())
     try:
-        await scheduler.run(work)
+        async with asyncio.TaskGroup() as group:
+            group.create_task(scheduler.run([w for w in work if not batched(w)]))
+            group.create_task(batches.run([w for w in work if batched(w)]))
     finally:
         reporter.stop()
         await task
 
 
-def _budget_check(
-    lanes: Mapping[str, Lane], budget: float | None, spent_before: float
-) -> BudgetCheck | None:
+def _spent(lanes: Mapping[str, Lane], spent_before: float) -> Callable[[], float]:
+    """The whole run's priced spend: earlier sessions' plus this session's lanes'."""
+    return lambda: spent_before + sum(lane.stats.cost_usd for lane in lanes.values())
+
+
+def _budget_check(budget: float | None, spent_now: Callable[[], float]) -> BudgetCheck | None:
     if budget is None:
         return None
 
     def check() -> str | None:
-        spent = spent_before + sum(lane.stats.cost_usd for lane in lanes.values())
+        spent = spent_now()
         if spent >= budget:
             return (
                 f"budget of ${budget:.2f} reached (spent ${spent:.2f}); "

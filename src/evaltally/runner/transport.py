@@ -16,6 +16,7 @@ A provider is untrusted, so the wire holds three lines of defence:
 
 from __future__ import annotations
 
+import io
 import zlib
 from typing import Protocol
 
@@ -28,6 +29,10 @@ from evaltally.redact import redact, redact_bytes
 READ_CHUNK_BYTES = 64 * 1024
 ACCEPT_ENCODING = "gzip, deflate"
 """The only encodings we inflate; a server answering in another one fails the attempt."""
+
+# aiohttp copies a bytes body over 1 MiB in the event loop and warns about it; larger bodies
+# (batch uploads) are handed over as a stream instead.
+STREAM_BODY_BYTES = 1 << 20
 
 
 class TransportFailure(EvaltallyError):
@@ -157,7 +162,11 @@ class AiohttpTransport:
             async with session.request(
                 request.method,
                 request.url,
-                data=request.body,
+                data=(
+                    request.body
+                    if len(request.body) <= STREAM_BODY_BYTES
+                    else io.BytesIO(request.body)
+                ),
                 headers=headers,
                 allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(total=timeout_s),

@@ -1,0 +1,210 @@
+"""Gemini batch mode, with the requests inline.
+
+Submit: POST {base_url}/v1beta/models/{model}:batchGenerateContent {"batch": {"display_name",
+"input_config": {"requests": {"requests": [{"request", "metadata": {"key"}}]}}}}; each request is
+the generateContent body. The answer is a long-running operation named "batches/{id}". Poll GET
+{base_url}/v1beta/batches/{id}: metadata.state BATCH_STATE_PENDING -> RUNNING -> SUCCEEDED, or
+FAILED, CANCELLED, EXPIRED (the SDKs spell them JOB_STATE_*: both are read). Once done the same
+GET carries the answers: response.inlinedResponses.inlinedResponses[], in request order, each
+{"response": GenerateContentResponse} or {"error": google.rpc.Status}, with the request's
+metadata when the API echoes it (else the position is the key). The batch's display name is our
+batch key: that is how a batch whose name was never recorded is found again. Inline requests are
+capped at 20 MB per batch; larger plans are split.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any
+from urllib.parse import quote
+
+import orjson
+
+from evaltally.adapters.base import Endpoint, HttpAdapter, HttpRequest, HttpResponse
+from evaltally.adapters.batch.base import (
+    BatchItem,
+    BatchPhase,
+    BatchStatus,
+    InlineBatch,
+    LineResult,
+    Marker,
+    auth_headers,
+    get,
+    not_run,
+)
+from evaltally.adapters.http_errors import bad_body, decode_json
+from evaltally.adapters.wire import as_dict, as_list, as_str, join_url
+from evaltally.errors import ProviderError
+from evaltally.records import AttemptError, canonical_json
+
+API_VERSION = "v1beta"
+_NAME = re.compile(r"^batches/[A-Za-z0-9_\-]{1,200}$")
+_PHASES = {
+    "PENDING": BatchPhase.VALIDATING,
+    "RUNNING": BatchPhase.IN_PROGRESS,
+    "SUCCEEDED": BatchPhase.COMPLETED,
+    "FAILED": BatchPhase.FAILED,
+    "CANCELLING": BatchPhase.CANCELLING,
+    "CANCELLED": BatchPhase.CANCELLED,
+    "EXPIRED": BatchPhase.EXPIRED,
+}
+GRPC_CANCELLED = 1
+# google.rpc.Code -> the HTTP status the synchronous API answers it with.
+GRPC_STATUS = {
+    2: 500,
+    3: 400,
+    4: 504,
+    5: 404,
+    6: 409,
+    7: 403,
+    8: 429,
+    9: 400,
+    10: 409,
+    11: 400,
+    12: 501,
+    13: 500,
+    14: 503,
+    15: 500,
+    16: 401,
+}
+_COUNTS = {
+    "requestCount": "total",
+    "successfulRequestCount": "succeeded",
+    "failedRequestCount": "failed",
+    "pendingRequestCount": "pending",
+}
+
+
+class GeminiBatch(InlineBatch):
+    kind = "gemini"
+
+    def __init__(self, sync: HttpAdapter) -> None:
+        self.sync = sync
+
+    def _request(self, item: BatchItem) -> bytes:
+        entry = {"request": orjson.Fragment(item.body), "metadata": {"key": item.call_id}}
+        return canonical_json(entry)
+
+    def item_bytes(self, item: BatchItem) -> int:
+        return len(self._request(item)) + 1
+
+    def payload(self, batch_key: str, items: Sequence[BatchItem]) -> bytes:
+        head = canonical_json(batch_key)
+        requests = b",".join(self._request(i) for i in items)
+        return (
+            b'{"batch":{"display_name":'
+            + head
+            + b',"input_config":{"requests":{"requests":['
+            + requests
+            + b"]}}}}"
+        )
+
+    def create_request(
+        self, endpoint: Endpoint, batch_key: str, payload: bytes, file_id: str | None
+    ) -> HttpRequest:
+        model = quote(endpoint.model.removeprefix("models/"), safe="")
+        path = f"{_version(endpoint)}/models/{model}:batchGenerateContent"
+        headers = {
+            **auth_headers(self.sync, endpoint),
+            "content-type": "application/json",
+            "accept": "application/json",
+        }
+        return HttpRequest("POST", join_url(endpoint.base_url, path), payload, headers)
+
+    def read_created(self, response: HttpResponse) -> str | AttemptError:
+        name = as_dict(decode_json(response.body)).get("name")
+        if name is None:
+            return bad_body(response.body, "no batch name in the create answer", response.status)
+        return _name(name)
+
+    def status_request(self, endpoint: Endpoint, provider_id: str) -> HttpRequest:
+        url = join_url(endpoint.base_url, f"{_version(endpoint)}/{_name(provider_id)}")
+        return get(url, auth_headers(self.sync, endpoint))
+
+    def read_status(self, response: HttpResponse) -> BatchStatus | AttemptError:
+        data = as_dict(decode_json(response.body))
+        batch = as_dict(data.get("metadata")) or data
+        state = as_str(batch.get("state"))
+        if state is None:
+            return bad_body(response.body, "no batch state", response.status)
+        short = state.removeprefix("BATCH_STATE_").removeprefix("JOB_STATE_")
+        phase = _PHASES.get(short, BatchPhase.IN_PROGRESS)
+        stats = as_dict(batch.get("batchStats"))
+        counts = {ours: _int(stats.get(theirs)) for theirs, ours in _COUNTS.items()}
+        name = data.get("name") or batch.get("name")
+        results = (_name(name),) if phase.ended else ()
+        error = as_dict(data.get("error"))
+        detail = as_str(error.get("message"))
+        return BatchStatus(phase, state, counts, results, detail)
+
+    def list_request(self, endpoint: Endpoint, page: str | None) -> HttpRequest:
+        query = f"{_version(endpoint)}/batches?pageSize=100"
+        if page:
+            query += f"&pageToken={quote(page, safe='')}"
+        return get(join_url(endpoint.base_url, query), auth_headers(self.sync, endpoint))
+
+    def find(
+        self, response: HttpResponse, marker: Marker
+    ) -> tuple[str | None, str | None] | AttemptError:
+        data = decode_json(response.body)
+        if not isinstance(data, dict):
+            return bad_body(response.body, "no batch list", response.status)
+        for op in map(as_dict, as_list(data.get("operations") or data.get("batches"))):
+            batch = as_dict(op.get("metadata")) or op
+            name = op.get("name") or batch.get("name")
+            if batch.get("displayName") == marker.batch_key and name not in marker.known:
+                return _name(name), None
+        return None, as_str(data.get("nextPageToken")) or None
+
+    def download_request(self, endpoint: Endpoint, provider_id: str, ref: str) -> HttpRequest:
+        return self.status_request(endpoint, ref)
+
+    def read_results(self, body: bytes, members: Sequence[str]) -> Iterator[LineResult]:
+        data = as_dict(decode_json(body))
+        output = as_dict(data.get("response")) or as_dict(
+            as_dict(data.get("metadata")).get("output")
+        )
+        wanted = set(members)
+        responses = as_list(as_dict(output.get("inlinedResponses")).get("inlinedResponses"))
+        for position, item in enumerate(map(as_dict, responses)):
+            key = as_dict(item.get("metadata")).get("key")
+            if key is None and position < len(members):
+                key = members[position]
+            if key in wanted:
+                yield LineResult(str(key), orjson.dumps(item), _outcome(item))
+
+
+def _outcome(item: dict[str, Any]) -> HttpResponse | AttemptError:
+    if "error" not in item:
+        return HttpResponse(200, {}, orjson.dumps(item.get("response")))
+    error = as_dict(item["error"])
+    code = error.get("code")
+    if code == GRPC_CANCELLED:
+        return not_run("batch_cancelled", "the batch was cancelled before this request ran")
+    status = 500
+    if isinstance(code, int) and not isinstance(code, bool):
+        status = code if code >= 100 else GRPC_STATUS.get(code, 500)
+    body = {"error": {**error, "code": status}}
+    return HttpResponse(status, {}, orjson.dumps(body))
+
+
+def _name(value: object) -> str:
+    if not isinstance(value, str) or not _NAME.match(value):
+        raise ProviderError(f"the provider returned an unusable batch name: {str(value)[:80]!r}")
+    return value
+
+
+def _version(endpoint: Endpoint) -> str:
+    return str(endpoint.extra.get("api_version", API_VERSION))
+
+
+def _int(value: object) -> int:
+    """A count from proto3 JSON, where 64-bit integers arrive as strings."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(value, 0)
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return 0
