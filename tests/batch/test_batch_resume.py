@@ -31,7 +31,7 @@ from evaltally.plan import iter_plan
 from evaltally.records import Usage
 from evaltally.runner.call import request_hash
 from evaltally.runner.lane import Lane
-from evaltally.runner.session import build_unit
+from evaltally.runner.units import build_unit
 from testkit import FAKE_KEY
 
 Mock = Callable[..., Any]
