@@ -50,7 +50,7 @@ class Driven:
         return self.sync.build_request(self.endpoint, [{"role": "user", "content": text}]).body
 
     async def send(self, request: Any) -> HttpResponse:
-        return await self.transport.send(request, 10)
+        return await self.transport.send(request, 10, 1 << 30)
 
     async def submit(self, texts: list[str], key: str = "key-1") -> str:
         self.items = [BatchItem(f"call{i}", self.body(t)) for i, t in enumerate(texts)]
@@ -166,7 +166,7 @@ def export_rows(run_dir: Path) -> list[dict[str, Any]]:
     from evaltally.ledger import export_run
 
     out = run_dir / "export-test.jsonl"
-    export_run(run_dir, out)
+    export_run(run_dir, out, force=True)  # the same run is exported again after a resume
     rows = [orjson.loads(line) for line in out.read_bytes().splitlines()]
     return sorted(
         ({k: v for k, v in r.items() if k not in VOLATILE} for r in rows),

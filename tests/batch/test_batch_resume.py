@@ -122,7 +122,8 @@ async def test_a_batch_the_provider_holds_is_waited_for_and_only_unread_lines_re
         error_class=None,
         error_detail=None,
         retry_after_s=None,
-        response_body=b"{}",
+        # the answer recorded below is backed by this body (verify checks it)
+        response_body=b'{"text": "earlier"}',
         usage=Usage(1, 1),
         latency_ms=1.0,
         request_id=None,
