@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from evaltally.ledger.schema import MIGRATIONS
 from kinds_kit import tally_kinds
 from testkit import REPO
 
@@ -97,7 +98,9 @@ def test_a_ledger_of_the_previous_release_upgrades_in_place(tmp_path: Path) -> N
     assert "planned calls: 3 (0 new this session)" in resumed.stdout
     db = sqlite3.connect(run_dir / "ledger.sqlite")
     try:
-        assert [v for (v,) in db.execute("SELECT version FROM migrations")] == [1, 2]
+        assert [v for (v,) in db.execute("SELECT version FROM migrations")] == [
+            m.version for m in MIGRATIONS
+        ]
     finally:
         db.close()
     after = tally_kinds("verify", str(run_dir))

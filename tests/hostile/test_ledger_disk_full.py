@@ -44,7 +44,7 @@ def test_disk_full_while_the_plan_is_written(tmp_path: Path, mock_process: Any) 
         runs = disk.root / "runs"
         config = prompts_sweep(tmp_path / "cfg", mock.base_url, 1500, runs_dir=runs)
         run_dir = runs / "t"
-        disk.leave_free(160_000)  # room for the ledger's tables, not for 1,500 planned calls
+        disk.leave_free(320_000)  # room for the ledger's tables, not for 1,500 planned calls
 
         code, _, stderr = finish(tally_proc("run", str(config), **disk.popen_options()))
 

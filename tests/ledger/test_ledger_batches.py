@@ -78,7 +78,7 @@ async def test_status_shows_rounds_with_the_share_answered(tmp_path: Path) -> No
     assert st.batches[0]["provider_id"] == "batch_test" and st.batches[0]["closed"]
 
 
-async def test_a_new_ledger_records_migration_4_batch_submissions(tmp_path: Path) -> None:
+async def test_a_new_ledger_records_the_batch_submissions_migration(tmp_path: Path) -> None:
     async with await new_run(tmp_path, calls(1)):
         pass
     db = tmp_path / "run" / "ledger.sqlite"
@@ -86,4 +86,4 @@ async def test_a_new_ledger_records_migration_4_batch_submissions(tmp_path: Path
     rows = list(conn.execute("SELECT version, name FROM migrations ORDER BY version"))
     conn.close()
     assert rows == [(m.version, m.name) for m in MIGRATIONS]
-    assert rows[-1] == (4, "batch submissions")
+    assert rows[-1] == (3, "batch submissions")
