@@ -10,7 +10,7 @@ from evaltally.config import Limits
 from evaltally.records import RateLimitSnapshot
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
 from evaltally.runner.lane import PAUSE_JITTER, Lane, LaneStopped
-from evaltally.runner.pacing import DECREASE, HEADROOM, SLOW_START_STEP_S
+from evaltally.runner.pacing import DECREASE, HEADROOM, SLOW_START_RATE
 
 
 class FakeTime:
@@ -91,13 +91,13 @@ def test_reset_header_past_the_cap_never_pauses_the_lane() -> None:
     assert lane.pause_until == 0.0 and lane.stop_reason is None
 
 
-async def test_slow_start_ramps_in_flight_for_a_lane_without_limits() -> None:
+async def test_a_lane_without_limits_ramps_its_rate_up_and_a_429_ends_the_ramp() -> None:
     t = FakeTime()
     lane = Lane("x", Limits(concurrency=64), clock=t.clock, sleep=t.sleep)
-    tickets = [await lane.acquire(0) for _ in range(8)]
-    assert lane.stats.in_flight == 8
-    # 1, then 2, 4, 8 in flight: the 8th request left after three doubling steps.
-    assert tickets[-1].sent_at == pytest.approx(3 * SLOW_START_STEP_S)
+    tickets = [await lane.acquire(0) for _ in range(3)]
+    assert 0 < tickets[1].sent_at <= 1 / SLOW_START_RATE
+    lane.refused(tickets[-1], None, 0.0)
+    assert lane.slow_start.done and lane.requests.pacer is not None
 
 
 async def test_lane_adopts_advertised_limit_and_remaining() -> None:

@@ -12,6 +12,7 @@ from evaltally.runner.pacing import (
     HOLD,
     MAX_BURST_S,
     RECOVER_AFTER_S,
+    SLOW_START_RATE,
     SLOW_START_STEP_S,
     AdaptiveRate,
     Pacer,
@@ -46,17 +47,17 @@ def test_no_window_of_any_length_holds_more_than_its_share(window: float) -> Non
 
 
 def test_burst_is_earned_only_while_idle_and_capped() -> None:
-    pacer = Pacer.start(100.0, now=0.0)
+    pacer = Pacer.start(1000.0, now=0.0)
     for _ in range(500):
         pacer.grow(1)
-    assert pacer.capacity == 100.0 * MAX_BURST_S
+    assert pacer.capacity == pytest.approx(1000.0 * MAX_BURST_S)  # 20: the headroom of 1 s
     # Growing the allowance adds nothing to send now: a busy lane stays evenly spaced.
     pacer.take(1, 0.0)
-    assert pacer.wait_time(1, 0.0) == pytest.approx(0.01)
-    # After a second idle, a burst of the capacity leaves at once, then spacing resumes.
-    times = send_times(pacer, 101, start=1.0)
-    assert times[99] == pytest.approx(1.0)
-    assert times[100] == pytest.approx(1.01)
+    assert pacer.wait_time(1, 0.0) == pytest.approx(0.001)
+    # After a second idle, the burst leaves at once, then spacing resumes.
+    times = send_times(pacer, 21, start=1.0)
+    assert times[19] == pytest.approx(1.0)
+    assert times[20] == pytest.approx(1.001)
 
 
 def test_oversized_cost_waits_for_full_allowance_then_goes_into_debt() -> None:
@@ -135,13 +136,20 @@ def test_settled_rate_starts_a_resumed_lane_there() -> None:
     assert rate.hold == pytest.approx(50.0)
 
 
-def test_slow_start_doubles_in_flight_allowance_by_time() -> None:
-    slow = SlowStart(cap=64)
-    assert slow.allowed(0.0) == 1
-    assert slow.wait_time(1, 0.0) == pytest.approx(SLOW_START_STEP_S)
-    assert slow.allowed(SLOW_START_STEP_S * 1.5) == 2
-    assert slow.allowed(SLOW_START_STEP_S * 3.5) == 8
-    assert slow.allowed(SLOW_START_STEP_S * 7) == 64 and slow.done
-    quick = SlowStart(cap=64)
+def test_slow_start_ramps_the_rate_up_from_the_first_request() -> None:
+    slow = SlowStart()
+    now, times = 0.0, []
+    while len(times) < 64:
+        now += slow.wait_time(len(times), now)
+        times.append(now)
+    assert times[0] == 0.0
+    assert 0 < times[1] <= 1 / SLOW_START_RATE
+    # 64 requests out within five doubling steps, the rate doubling step after step.
+    assert times[-1] < 5 * SLOW_START_STEP_S
+    first_step = sum(1 for t in times if t < SLOW_START_STEP_S)
+    second_step = sum(1 for t in times if SLOW_START_STEP_S <= t < 2 * SLOW_START_STEP_S)
+    assert second_step >= 2 * (first_step - 1) - 1  # the first request is free
+    assert slow.wait_time(10**9, 12 * SLOW_START_STEP_S) == 0.0 and slow.done
+    quick = SlowStart()
     quick.finish()
-    assert quick.allowed(0.0) == 64
+    assert quick.wait_time(10**9, 0.0) == 0.0

@@ -84,10 +84,10 @@ class Lane:
         now = clock()
         self.requests = AdaptiveRate.per_minute(limits.rpm, now)
         self.tokens = AdaptiveRate.per_minute(limits.tpm, now)
-        # A lane that knows no request limit ramps its in-flight count up over a few tens of ms
-        # instead of sending its whole concurrency blind; a limit the provider advertises in
-        # the first answers is adopted meanwhile.
-        self.slow_start = SlowStart(max(1, limits.concurrency))
+        # A lane that knows no request limit ramps its rate up over a few tens of ms instead of
+        # sending its whole concurrency blind; a limit advertised in the first answers is
+        # adopted meanwhile.
+        self.slow_start = SlowStart()
         if self.requests.pacer is not None:
             self.slow_start.finish()
         self.breaker = CircuitBreaker(limits.breaker_threshold, limits.breaker_cooldown_s)
@@ -109,12 +109,12 @@ class Lane:
     def settled(self) -> dict[str, float] | None:
         """The rates (per minute) this lane learned from the provider, to record in the ledger
         for the next session; None when it learned nothing beyond its configuration."""
-        out = {
-            key: dim.per_minute_rate
-            for key, dim in (("rpm", self.requests), ("tpm", self.tokens))
-            if dim.per_minute_rate is not None and dim.hold is not None
-        }
-        return {k: round(v, 3) for k, v in out.items() if v is not None} or None
+        out: dict[str, float] = {}
+        for key, dim in (("rpm", self.requests), ("tpm", self.tokens)):
+            rate = dim.per_minute_rate
+            if rate is not None and dim.learned:
+                out[key] = round(rate, 3)
+        return out or None
 
     @property
     def counts_tokens(self) -> bool:
@@ -127,7 +127,7 @@ class Lane:
         return self.breaker.state(self.clock())
 
     def _wait(self, tokens: float, now: float) -> float:
-        waits = [self.pause_until - now, self.slow_start.wait_time(self.stats.in_flight, now)]
+        waits = [self.pause_until - now, self.slow_start.wait_time(self.stats.attempts, now)]
         if self.requests.pacer:
             waits.append(self.requests.pacer.wait_time(1, now))
         if self.tokens.pacer:
@@ -186,13 +186,14 @@ class Lane:
         self.pause(DEFAULT_429_PAUSE_S if wait_s is None else wait_s)
         if self.stop_reason:
             return
+        ramp = self.slow_start.rate(now)
         self.slow_start.finish()
         resume_at = max(now, self.pause_until)
         # Headers say which limit ran out; without them, the request rate is the one to cut
         # (fewer requests also means fewer tokens).
         tokens_hit = snapshot is not None and snapshot.remaining_tokens == 0
         if not tokens_hit or (snapshot is not None and snapshot.remaining_requests == 0):
-            self.requests.refused(now, ticket.sent_at, resume_at)
+            self.requests.refused(now, ticket.sent_at, resume_at, ramp)
         if tokens_hit:
             self.tokens.refused(now, ticket.sent_at, resume_at)
 

@@ -16,6 +16,7 @@ period lets it climb back (additive increase) no higher than just under that poi
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Self
@@ -24,8 +25,10 @@ HEADROOM = 0.98
 """Pace this share of a known limit: arrival jitter of a few ms must not put one request too
 many into a provider's window (10 per second leaves 20 ms of slack per second)."""
 
-MAX_BURST_S = 1.0
-"""The earned burst never exceeds one second's worth of the rate."""
+MAX_BURST_S = 1.0 - HEADROOM
+"""The earned burst never exceeds the headroom of a one-second window (2 % of the rate per
+second, at least one request): after an event-loop stall the lane catches up that much at once,
+and a provider counting any one-second window still sees no more than its limit."""
 
 DECREASE = 0.8
 """A 429 cuts the rate to this share of the rate that was refused (or of what the provider was
@@ -47,10 +50,11 @@ OBSERVE_S = 1.0
 MIN_RATE_PER_S = 1.0 / 60.0
 """Never slower than one request (or token) a minute."""
 
-SLOW_START_STEP_S = 0.01
-"""A lane that knows no request limit doubles its in-flight allowance this often, from one:
-at most ~60 ms to reach a concurrency of 64, whatever the provider's latency, and at 0 ms
-latency few requests are out when the first 429 says where the limit is."""
+SLOW_START_RATE = 100.0
+SLOW_START_STEP_S = 0.025
+SLOW_START_STEPS = 12
+"""A lane that knows no request limit starts at SLOW_START_RATE requests/s and doubles it every
+SLOW_START_STEP_S (for at most SLOW_START_STEPS steps, ~400,000/s, then it is unpaced)."""
 
 
 @dataclass
@@ -127,6 +131,8 @@ class AdaptiveRate:
     ceiling: float | None = None
     hold: float | None = None
     pacer: Pacer | None = None
+    learned: bool = False
+    """Whether the rate came from the provider (advertised, or found by 429s)."""
     cut_at: float = float("-inf")
     clean_since: float = 0.0
     accepted: deque[tuple[float, float]] = field(default_factory=deque)
@@ -138,6 +144,7 @@ class AdaptiveRate:
         rate = cls(ceiling=limit / 60.0 * HEADROOM if limit else None, clean_since=now)
         if start:
             rate.hold = start / 60.0
+            rate.learned = True
         target = rate.target
         if target is not None:
             rate.pacer = Pacer.start(target, now)
@@ -159,6 +166,7 @@ class AdaptiveRate:
         if self.ceiling is not None and self.ceiling <= ceiling:
             return
         self.ceiling = ceiling
+        self.learned = True
         target = self.target
         assert target is not None
         if self.pacer is None:
@@ -179,24 +187,31 @@ class AdaptiveRate:
             pacer.set_rate(min(target, pacer.rate + RECOVER_STEP * target), now)
             self.clean_since = now
 
-    def refused(self, now: float, sent_at: float, resume_at: float) -> bool:
-        """A 429 for a request sent at `sent_at`; the lane resumes at `resume_at`. Returns
-        whether the rate was cut (requests sent before the last cut were paced at the old rate
-        and teach nothing new)."""
+    def refused(
+        self, now: float, sent_at: float, resume_at: float, ramp_rate: float | None = None
+    ) -> bool:
+        """A 429 for a request sent at `sent_at`; the lane resumes at `resume_at`; an unpaced
+        lane was sending at most `ramp_rate` (its slow start). Returns whether the rate was cut
+        (requests sent before the last cut were paced at the old rate and teach nothing new)."""
         self.clean_since = resume_at
         if self.pacer is not None:
             self.pacer.refused(resume_at)
         if sent_at < self.cut_at:
             return False
-        self.cut_at = now
         seen = self._observed(now, resume_at)
-        current = self.pacer.rate if self.pacer else seen
-        if current is None:
-            return False
+        if self.pacer is not None:
+            current = self.pacer.rate
+            new = current * DECREASE if seen is None else min(current * DECREASE, seen * HEADROOM)
+        else:
+            # Unpaced: what the provider was seen to accept is the best estimate of its limit.
+            known = [r for r in (seen and seen * HEADROOM, ramp_rate and ramp_rate * DECREASE) if r]
+            if not known:
+                return False
+            new = min(known)
+            current = new / HEADROOM
+        self.cut_at = now
+        self.learned = True
         self.hold = min(self.hold or current, current * HOLD)
-        new = current * DECREASE
-        if seen is not None:
-            new = min(new, seen * HEADROOM) if self.pacer else seen * HEADROOM
         if self.pacer is None:
             self.pacer = Pacer.start(new, resume_at)
         else:
@@ -215,31 +230,43 @@ class AdaptiveRate:
 
 @dataclass
 class SlowStart:
-    """In-flight allowance of a lane that knows no request limit yet: 1, 2, 4, ... doubling
-    every SLOW_START_STEP_S from the first request, until `cap` or `finish()`."""
+    """The send rate of a lane that knows no request limit yet: SLOW_START_RATE at first,
+    doubling every SLOW_START_STEP_S, until `finish()` (a limit became known, or a 429 came).
 
-    cap: int
+    A ramp in rate, not in requests in flight: at 0 ms latency an in-flight cap limits nothing,
+    while a rate ramp leaves few requests out when the first 429 arrives; at 200 ms latency a
+    concurrency of 64 is reached in about 90 ms instead of one full latency.
+    """
+
     started: float | None = None
     done: bool = False
 
-    def allowed(self, now: float) -> int:
+    def _allowed(self, elapsed: float) -> float:
+        """Requests that may have left `elapsed` seconds after the first (the first is free)."""
+        scale = SLOW_START_RATE * SLOW_START_STEP_S / math.log(2)
+        return 1.0 + scale * (2.0 ** (elapsed / SLOW_START_STEP_S) - 1.0)
+
+    def wait_time(self, sent: int, now: float) -> float:
+        """Seconds until one more request may leave, `sent` having left so far (0: now)."""
         if self.done:
-            return self.cap
+            return 0.0
         if self.started is None:
             self.started = now
-        steps = int((now - self.started) / SLOW_START_STEP_S)
-        if steps >= self.cap.bit_length():
-            self.done = True
-            return self.cap
-        return min(self.cap, 1 << steps)
-
-    def wait_time(self, in_flight: int, now: float) -> float:
-        """Seconds until one more request may be in flight (0: now)."""
-        if in_flight < self.allowed(now):
-            return 0.0
-        assert self.started is not None
         elapsed = now - self.started
-        return max(1e-6, SLOW_START_STEP_S - elapsed % SLOW_START_STEP_S)
+        if elapsed >= SLOW_START_STEP_S * SLOW_START_STEPS:
+            self.done = True
+            return 0.0
+        if sent < self._allowed(elapsed):
+            return 0.0
+        scale = SLOW_START_RATE * SLOW_START_STEP_S / math.log(2)
+        due = SLOW_START_STEP_S * math.log2((sent + 1 - 1.0) / scale + 1.0)
+        return max(1e-6, due - elapsed)
+
+    def rate(self, now: float) -> float | None:
+        """The ramp's rate now (None once it is over: the lane is unpaced)."""
+        if self.done or self.started is None:
+            return None if self.done else SLOW_START_RATE
+        return SLOW_START_RATE * 2.0 ** ((now - self.started) / SLOW_START_STEP_S)
 
     def finish(self) -> None:
         self.done = True

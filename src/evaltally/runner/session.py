@@ -111,6 +111,7 @@ async def run_session(
         delta = await ledger.reconcile_plan(iter_plan(config, benchmarks))
         await ledger.set_meta("config", {"path": str(config.path), "text": config.text})
         _keep_config_copy(config, run_dir)
+        await _resume_lanes(ledger, units)
         interrupted = await ledger.mark_interrupted()
         pending = await ledger.pending_chains()
         result = SessionResult(run_dir, delta.total, delta.added, interrupted_attempts=interrupted)
@@ -122,7 +123,10 @@ async def run_session(
         spent_before = sum(a.cost_usd or 0.0 for a in audit_run(run_dir, config))
         budget = _budget_check(result.lanes, budget_usd or config.budget_usd, spent_before)
         scheduler = Scheduler(ledger, CallExecutor(ledger, transport), units, benchmarks, budget)
-        await _drive(scheduler, work, result.lanes, progress)
+        try:
+            await _drive(scheduler, work, result.lanes, progress)
+        finally:
+            await _record_lanes(ledger, units)
         result.mismatches = scheduler.mismatches
         result.failures = scheduler.failures
     finally:
@@ -133,6 +137,26 @@ async def run_session(
         await ledger.mark_interrupted()
         await ledger.close()
     return result
+
+
+LANE_RATE_KEY = "lane_rate:"
+"""Meta key prefix of the rates a lane settled on (one row per lane and session; the latest
+row wins), so the next session of the run starts where this one learned the provider's limit."""
+
+
+async def _resume_lanes(ledger: Ledger, units: Mapping[str, LaneUnit]) -> None:
+    meta = await ledger.meta()
+    for unit in units.values():
+        settled = meta.get(LANE_RATE_KEY + unit.lane.name)
+        if isinstance(settled, dict):
+            unit.lane.resume_from(settled)
+
+
+async def _record_lanes(ledger: Ledger, units: Mapping[str, LaneUnit]) -> None:
+    for unit in units.values():
+        settled = unit.lane.settled()
+        if settled is not None:
+            await ledger.set_meta(LANE_RATE_KEY + unit.lane.name, settled)
 
 
 def _build_units(config: SweepConfig, keys: Mapping[str, str]) -> dict[str, LaneUnit]:
