@@ -244,7 +244,7 @@ class SlowStart:
     def _allowed(self, elapsed: float) -> float:
         """Requests that may have left `elapsed` seconds after the first (the first is free)."""
         scale = SLOW_START_RATE * SLOW_START_STEP_S / math.log(2)
-        return 1.0 + scale * (2.0 ** (elapsed / SLOW_START_STEP_S) - 1.0)
+        return 1.0 + scale * (math.pow(2.0, elapsed / SLOW_START_STEP_S) - 1.0)
 
     def wait_time(self, sent: int, now: float) -> float:
         """Seconds until one more request may leave, `sent` having left so far (0: now)."""
@@ -266,7 +266,7 @@ class SlowStart:
         """The ramp's rate now (None once it is over: the lane is unpaced)."""
         if self.done or self.started is None:
             return None if self.done else SLOW_START_RATE
-        return SLOW_START_RATE * 2.0 ** ((now - self.started) / SLOW_START_STEP_S)
+        return SLOW_START_RATE * math.pow(2.0, (now - self.started) / SLOW_START_STEP_S)
 
     def finish(self) -> None:
         self.done = True
