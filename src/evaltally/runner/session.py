@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TextIO
 
 from evaltally.adapters.base import Endpoint, HttpAdapter, OfflineAdapter
-from evaltally.audit import audit_run
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import ModelConfig, SweepConfig, load_config, read_api_keys
 from evaltally.errors import CredentialError, LedgerError
@@ -119,9 +118,7 @@ async def run_session(
         for item in work:
             units[item.chain.calls[0].model].lane.stats.planned += item.remaining
         result.lanes = {key: unit.lane for key, unit in units.items()}
-        # The budget covers the whole run, so a resume counts what earlier sessions spent.
-        spent_before = sum(a.cost_usd or 0.0 for a in audit_run(run_dir, config))
-        budget = _budget_check(result.lanes, budget_usd or config.budget_usd, spent_before)
+        budget = _budget_check(result.lanes, budget_usd or config.budget_usd, run_dir, config)
         scheduler = Scheduler(ledger, CallExecutor(ledger, transport), units, benchmarks, budget)
         try:
             await _drive(scheduler, work, result.lanes, progress)
@@ -186,10 +183,14 @@ async def _drive(
 
 
 def _budget_check(
-    lanes: Mapping[str, Lane], budget: float | None, spent_before: float
+    lanes: Mapping[str, Lane], budget: float | None, run_dir: Path, config: SweepConfig
 ) -> BudgetCheck | None:
     if budget is None:
         return None
+    from evaltally.audit import audit_run
+
+    # The budget covers the whole run, so a resume counts what earlier sessions spent.
+    spent_before = sum(a.cost_usd or 0.0 for a in audit_run(run_dir, config))
 
     def check() -> str | None:
         spent = spent_before + sum(lane.stats.cost_usd for lane in lanes.values())
