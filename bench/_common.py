@@ -161,44 +161,29 @@ def naive_loop(
     extra: Sequence[str] = (),
     timeout: float,
 ) -> tuple[float, dict[str, Any]]:
-    cmd = [
-        PYTHON,
-        str(BENCH / "naive_loop.py"),
-        "--base-url",
-        base_url + "/v1",
-        "--items",
-        str(items),
-        "--concurrency",
-        str(concurrency),
-        "--max-tokens",
-        str(max_tokens),
-        "--model",
-        MODEL,
-        *extra,
-    ]
-    wall, proc = run_timed(cmd, timeout=timeout)
-    return wall, json.loads(proc.stdout.strip().splitlines()[-1])
+    """bench/naive_loop.py (AsyncOpenAI + semaphore) as a whole process: (wall s, its JSON)."""
+    return _loop("naive_loop.py", base_url, items, concurrency, max_tokens, extra, timeout)
 
 
 def bare_loop(
     base_url: str, items: Path, *, concurrency: int, max_tokens: int = 16, timeout: float
 ) -> tuple[float, dict[str, Any]]:
-    """bench/bare_loop.py as a whole process: (wall s, its JSON line)."""
-    cmd = [
-        PYTHON,
-        str(BENCH / "bare_loop.py"),
-        "--base-url",
-        base_url + "/v1",
-        "--items",
-        str(items),
-        "--concurrency",
-        str(concurrency),
-        "--max-tokens",
-        str(max_tokens),
-        "--model",
-        MODEL,
-    ]
-    wall, proc = run_timed(cmd, timeout=timeout)
+    """bench/bare_loop.py (aiohttp, no ledger) as a whole process: (wall s, its JSON line)."""
+    return _loop("bare_loop.py", base_url, items, concurrency, max_tokens, (), timeout)
+
+
+def _loop(
+    script: str,
+    base_url: str,
+    items: Path,
+    concurrency: int,
+    max_tokens: int,
+    extra: Sequence[str],
+    timeout: float,
+) -> tuple[float, dict[str, Any]]:
+    cmd = [PYTHON, str(BENCH / script), "--base-url", base_url + "/v1", "--items", str(items)]
+    cmd += ["--concurrency", str(concurrency), "--max-tokens", str(max_tokens), "--model", MODEL]
+    wall, proc = run_timed([*cmd, *extra], timeout=timeout)
     return wall, json.loads(proc.stdout.strip().splitlines()[-1])
 
 

@@ -78,18 +78,27 @@ class Bucket:
         return max(0.0, (self.capacity - self.level) / self.rate)
 
 
-class FixedWindow:
-    """At most `allowance` units per window; windows follow each other from `origin`."""
+class _Window:
+    """What both window modes share: a window's worth of the per-minute limit, and a clock."""
 
-    __slots__ = ("_now", "allowance", "limit", "start", "used", "window")
+    __slots__ = ("_now", "allowance", "limit", "window")
 
     def __init__(self, limit_per_min: int, window_s: float, now: float) -> None:
         self.limit = limit_per_min
         self.window = window_s
         self.allowance = max(1.0, math.floor(limit_per_min * window_s / 60.0))
+        self._now = now
+
+
+class FixedWindow(_Window):
+    """At most `allowance` units per window; windows follow each other from the start."""
+
+    __slots__ = ("start", "used")
+
+    def __init__(self, limit_per_min: int, window_s: float, now: float) -> None:
+        super().__init__(limit_per_min, window_s, now)
         self.start = now
         self.used = 0.0
-        self._now = now
 
     def advance(self, now: float) -> None:
         if now >= self.start + self.window:
@@ -112,18 +121,15 @@ class FixedWindow:
         return max(0.0, self.start + self.window - self._now) if self.used else 0.0
 
 
-class SlidingWindow:
+class SlidingWindow(_Window):
     """At most `allowance` units in any window of `window_s` (a log of what was admitted)."""
 
-    __slots__ = ("_now", "allowance", "limit", "log", "total", "window")
+    __slots__ = ("log", "total")
 
     def __init__(self, limit_per_min: int, window_s: float, now: float) -> None:
-        self.limit = limit_per_min
-        self.window = window_s
-        self.allowance = max(1.0, math.floor(limit_per_min * window_s / 60.0))
+        super().__init__(limit_per_min, window_s, now)
         self.log: deque[tuple[float, float]] = deque()
         self.total = 0.0
-        self._now = now
 
     def advance(self, now: float) -> None:
         self._now = now
