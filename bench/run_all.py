@@ -5,6 +5,8 @@
   c  600 calls under a 600 requests/min mock limit, config rpm = 600 (+ the naive loop)
   d  a 1,000,000-call plan: reconcile_plan, pending_chains, peak RSS
   e  limits adopted from x-ratelimit-* headers: requests-bound and tokens-bound variants
+  f  the fixed cost of a one-call `tally run`, split at the ledger's timestamps
+  m  the rate-limit matrix: every enforcement mode x window x headers x configured (~12 min)
 
 Each benchmark runs as its own script in a subprocess, so a failure in one does not hide the
 others. c and e take about 65 s per repetition (they run at a real rate limit).
@@ -25,7 +27,7 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "results"
 # Upper bound for one benchmark script (all repetitions), seconds per repetition.
-BUDGET_PER_REP_S = {"a": 180, "b": 180, "c": 240, "d": 600, "e": 200}
+BUDGET_PER_REP_S = {"a": 180, "b": 180, "c": 240, "d": 600, "e": 200, "f": 60, "m": 2400}
 
 
 def commands(which: str, reps: int, rate_reps: int) -> list[tuple[str, list[str], int]]:
@@ -50,12 +52,16 @@ def commands(which: str, reps: int, rate_reps: int) -> list[tuple[str, list[str]
             )
             for v in ("e-req", "e-tok")
         ]
+    if which == "f":
+        return [("fixed_cost", [*py, "fixed_cost.py", "--reps", str(max(reps, 5))], 1)]
+    if which == "m":
+        return [("rate_matrix", [*py, "rate_matrix.py"], 1)]
     raise ValueError(which)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--only", default="a,b,c,d,e", help="comma-separated letters (a-e)")
+    p.add_argument("--only", default="a,b,c,d,e,f,m", help="comma-separated letters (a-f, m)")
     p.add_argument("--reps", type=int, default=3, help="repetitions of a, b, d")
     p.add_argument("--rate-reps", type=int, default=1, help="repetitions of c, e (~65 s each)")
     args = p.parse_args()

@@ -8,6 +8,7 @@ import pytest
 
 from evaltally.runner.pacing import (
     DECREASE,
+    FAST_DECREASE,
     HEADROOM,
     HOLD,
     MAX_BURST_S,
@@ -100,6 +101,17 @@ def test_a_429_cuts_the_rate_once_per_epoch_and_holds_under_it() -> None:
     # Requests sent before the cut were paced at the old rate: no second cut for them.
     assert not rate.refused(now=1.01, sent_at=0.995, resume_at=1.1)
     assert rate.pacer.rate == pytest.approx(start * DECREASE)
+
+
+def test_a_429_soon_after_a_cut_halves_the_rate() -> None:
+    rate = AdaptiveRate.per_minute(6000, now=0.0)
+    assert rate.pacer is not None
+    start = rate.pacer.rate
+    rate.refused(now=1.0, sent_at=1.0, resume_at=1.0)
+    rate.refused(now=1.2, sent_at=1.1, resume_at=1.2)
+    assert rate.pacer.rate == pytest.approx(start * DECREASE * FAST_DECREASE)
+    rate.refused(now=3.0, sent_at=2.9, resume_at=3.0)
+    assert rate.pacer.rate == pytest.approx(start * DECREASE * FAST_DECREASE * DECREASE)
 
 
 def test_clean_periods_recover_additively_up_to_the_hold_only() -> None:

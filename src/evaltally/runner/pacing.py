@@ -34,6 +34,11 @@ DECREASE = 0.8
 """A 429 cuts the rate to this share of the rate that was refused (or of what the provider was
 seen to accept, if less)."""
 
+FAST_DECREASE = 0.5
+"""The cut when the last one was less than RECOVER_AFTER_S ago: the rate is far above the limit
+(a provider whose large burst made it look fast), so it halves, and a limit 30 times lower than
+first guessed is found within a handful of 429s."""
+
 HOLD = 0.99
 """After a 429 the rate recovers to at most this share of the rate that was refused, so a limit
 found once is held instead of being hit again every few seconds."""
@@ -201,7 +206,8 @@ class AdaptiveRate:
         seen = self._observed(now, resume_at)
         if self.pacer is not None:
             current = self.pacer.rate
-            new = current * DECREASE if seen is None else min(current * DECREASE, seen * HEADROOM)
+            cut = DECREASE if now - self.cut_at >= RECOVER_AFTER_S else FAST_DECREASE
+            new = current * cut if seen is None else min(current * cut, seen * HEADROOM)
         else:
             # Unpaced: what the provider was seen to accept is the best estimate of its limit.
             known = [r for r in (seen and seen * HEADROOM, ramp_rate and ramp_rate * DECREASE) if r]
