@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -130,6 +131,13 @@ def bench_env() -> dict[str, str]:
     env = {**os.environ, KEY_ENV: FAKE_KEY}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) used so far by finished child processes: a measure much
+    less moved than wall time by other jobs on a shared machine."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_timed(

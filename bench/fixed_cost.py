@@ -19,7 +19,6 @@ Usage: .venv/bin/python bench/fixed_cost.py [--reps 5]
 from __future__ import annotations
 
 import argparse
-import resource
 import shutil
 import sqlite3
 import time
@@ -28,6 +27,7 @@ from typing import Any
 
 from _common import (
     PYTHON,
+    children_cpu,
     median,
     mock_process,
     run_timed,
@@ -53,11 +53,6 @@ def ledger_marks(run_dir: Path) -> tuple[float, float, float, float]:
     return opened, sent, back, closed
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def one_rep(rep: int, base_url: str, wd: Path, one: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"rep": rep}
     out["interpreter_s"], _ = run_timed([PYTHON, "-c", "pass"], timeout=60)
@@ -65,11 +60,11 @@ def one_rep(rep: int, base_url: str, wd: Path, one: Path) -> dict[str, Any]:
     wall, _ = run_timed([PYTHON, "-c", imports], timeout=60)
     out["imports_s"] = wall - out["interpreter_s"]
     cfg = write_config(wd, base_url, one, name=f"one{rep}", concurrency=64)
-    cpu0 = _children_cpu()
+    cpu0 = children_cpu()
     t0 = time.time()
     out["run_s"], _ = run_timed([PYTHON, "-m", "evaltally", "run", str(cfg)], timeout=120)
     # CPU seconds of the run process: less sensitive than wall time to other jobs' load.
-    out["run_cpu_s"] = _children_cpu() - cpu0
+    out["run_cpu_s"] = children_cpu() - cpu0
     t_exit = t0 + out["run_s"]
     opened, sent, back, closed = ledger_marks(wd / "runs" / f"one{rep}")
     marks = (t0, opened, sent, back, closed, t_exit)

@@ -23,6 +23,7 @@ from typing import Any
 
 from _common import (
     bare_loop,
+    children_cpu,
     median,
     mock_process,
     naive_loop,
@@ -49,9 +50,11 @@ def one_rep(
     clients = ("tally", "loop", "bare")
     order = clients[rep % 3 :] + clients[: rep % 3]
     for who in order:
+        cpu0 = children_cpu()
         if who == "tally":
             cfg = write_config(wd, base_url, items, name=f"r{rep}", **_lane(args))
             out["tally_s"], _ = tally_run(cfg, timeout=TIMEOUT_S)
+            out["tally_cpu_s"] = children_cpu() - cpu0
             status = run_status(wd / "runs" / f"r{rep}")["by_model"]["m1"]
             out["tally_ok"] = status["ok"]
             cfg1 = write_config(wd, base_url, one, name=f"s{rep}", **_lane(args))
@@ -61,11 +64,13 @@ def one_rep(
             out["bare_s"], res = bare_loop(
                 base_url, items, concurrency=args.concurrency, timeout=TIMEOUT_S
             )
+            out["bare_cpu_s"] = children_cpu() - cpu0
             out["bare_ok"] = res["ok"]
         else:
             out["loop_s"], res = naive_loop(
                 base_url, items, concurrency=args.concurrency, timeout=TIMEOUT_S
             )
+            out["loop_cpu_s"] = children_cpu() - cpu0
             out["loop_ok"] = res["ok"]
             out["loop_1_s"], _ = naive_loop(
                 base_url, one, concurrency=args.concurrency, timeout=TIMEOUT_S
@@ -73,6 +78,9 @@ def one_rep(
     lat = args.latency_ms / 1000.0
     out["ratio_tally_over_loop"] = out["tally_s"] / out["loop_s"]
     out["ratio_tally_over_bare"] = out["tally_s"] / out["bare_s"]
+    # The same ratios in CPU seconds of the client process (status and the 1-call run excluded).
+    out["cpu_ratio_tally_over_loop"] = out["tally_cpu_s"] / out["loop_cpu_s"]
+    out["cpu_ratio_tally_over_bare"] = out["tally_cpu_s"] / out["bare_cpu_s"]
     out["tally_startup_s"] = max(0.0, out["tally_1_s"] - lat)
     out["ideal_s"] = math.ceil(args.calls / args.concurrency) * lat
     out["ratio_tally_over_ideal"] = out["tally_s"] / (out["tally_startup_s"] + out["ideal_s"])
@@ -118,6 +126,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "bare_s",
         "ratio_tally_over_loop",
         "ratio_tally_over_bare",
+        "cpu_ratio_tally_over_loop",
+        "cpu_ratio_tally_over_bare",
         "tally_startup_s",
         "loop_startup_s",
         "ideal_s",

@@ -100,13 +100,24 @@ async def test_a_lane_without_limits_ramps_its_rate_up_and_a_429_ends_the_ramp()
     assert lane.slow_start.done and lane.requests.pacer is not None
 
 
-async def test_lane_adopts_advertised_limit_and_remaining() -> None:
+async def test_lane_adopts_advertised_limit_and_an_exhausted_limit_holds_one_interval() -> None:
     t = FakeTime()
     lane = Lane("x", Limits(), clock=t.clock, sleep=t.sleep)
-    lane.observe(RateLimitSnapshot(limit_requests=60, remaining_requests=0, reset_requests_s=3.0))
+    lane.observe(RateLimitSnapshot(limit_requests=60, remaining_requests=0, reset_requests_s=30.0))
     assert lane.requests.per_minute_rate == pytest.approx(60 * HEADROOM)
+    # Nothing left: the next request waits one interval of the rate, not the 30 s until the
+    # limit is back to its initial state.
     await lane.acquire(0)
-    assert t.now >= 3.0
+    assert t.now == pytest.approx(1 / HEADROOM)
+    assert lane.pause_until == 0.0
+
+
+async def test_exhausted_limit_without_a_rate_pauses_until_its_reset() -> None:
+    t = FakeTime()
+    lane = Lane("x", Limits(), clock=t.clock, sleep=t.sleep, rng=random.Random(0))
+    lane.observe(RateLimitSnapshot(remaining_requests=0, reset_requests_s=3.0))
+    await lane.acquire(0)
+    assert 3.0 <= t.now <= 3.0 * (1 + PAUSE_JITTER) + 0.5
 
 
 async def test_stopped_lane_refuses() -> None:

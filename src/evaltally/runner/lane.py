@@ -214,8 +214,14 @@ class Lane:
 
     def observe(self, snapshot: RateLimitSnapshot | None, *, schedule: bool = True) -> None:
         """Trust the provider's own account of its limits and of what is left in its window.
-        With `schedule`, an exhausted limit pauses the lane until its reset; a 429 passes False,
-        because its own wait (Retry-After first) is what `refused` pauses for."""
+
+        What is left caps the pacer's allowance, so an exhausted limit holds the next request
+        for one interval of the rate. The reset time is not a schedule: OpenAI and Anthropic
+        report when the limit is back to its *initial* state (a whole window, a full bucket),
+        and pausing for it on every exhausted limit halved the throughput against a sliding
+        window. Only a limit the lane cannot pace (no rate known) pauses until its reset; a 429
+        passes `schedule=False`, because its own wait (Retry-After first) is what `refused`
+        pauses for."""
         if snapshot is None:
             return
         now = self.clock()
@@ -228,11 +234,13 @@ class Lane:
             (self.requests, snapshot.remaining_requests, snapshot.reset_requests_s),
             (self.tokens, snapshot.remaining_tokens, snapshot.reset_tokens_s),
         ):
-            if dim.pacer and remaining is not None:
+            if remaining is None:
+                continue
+            if dim.pacer is not None:
                 dim.pacer.drain_to(remaining, now)
             # A reset past the cap is not a schedule anyone can keep (a bogus header, or a
             # quota whose 429 will say so); it never pauses the lane on its own.
-            if schedule and remaining == 0 and reset and reset <= MAX_PROVIDER_WAIT_S:
+            elif schedule and remaining == 0 and reset and reset <= MAX_PROVIDER_WAIT_S:
                 self.pause(reset)
 
     def success(self) -> None:
