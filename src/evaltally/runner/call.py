@@ -208,7 +208,7 @@ class CallExecutor:
         else:
             response = sent
             snapshot = adapter.rate_limits(sent)
-            lane.observe(snapshot, schedule=sent.status != 429)
+            lane.observe(snapshot, schedule=sent.status != 429, sent_at=ticket.sent_at)
             result = adapter.parse_response(sent)
         finally:
             state.latency_ms = (lane.clock() - started) * 1000.0

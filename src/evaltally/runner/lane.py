@@ -212,16 +212,22 @@ class Lane:
         jitter = self._rng.uniform(0.0, min(1.0, seconds * PAUSE_JITTER))
         self.pause_until = max(self.pause_until, self.clock() + seconds + jitter)
 
-    def observe(self, snapshot: RateLimitSnapshot | None, *, schedule: bool = True) -> None:
+    def observe(
+        self,
+        snapshot: RateLimitSnapshot | None,
+        *,
+        schedule: bool = True,
+        sent_at: float | None = None,
+    ) -> None:
         """Trust the provider's own account of its limits and of what is left in its window.
 
-        What is left caps the pacer's allowance, so an exhausted limit holds the next request
-        for one interval of the rate. The reset time is not a schedule: OpenAI and Anthropic
-        report when the limit is back to its *initial* state (a whole window, a full bucket),
-        and pausing for it on every exhausted limit halved the throughput against a sliding
-        window. Only a limit the lane cannot pace (no rate known) pauses until its reset; a 429
-        passes `schedule=False`, because its own wait (Retry-After first) is what `refused`
-        pauses for."""
+        What was left when the request was sent (`sent_at`) caps the pacer's allowance, so an
+        exhausted limit holds the next request until one interval after that send. The reset
+        time is not a schedule: OpenAI and Anthropic report when the limit is back to its
+        *initial* state (a whole window, a full bucket), and pausing for it on every exhausted
+        limit halved the throughput against a sliding window. Only a limit the lane cannot
+        pace (no rate known) pauses until its reset; a 429 passes `schedule=False`, because its
+        own wait (Retry-After first) is what `refused` pauses for."""
         if snapshot is None:
             return
         now = self.clock()
@@ -237,7 +243,7 @@ class Lane:
             if remaining is None:
                 continue
             if dim.pacer is not None:
-                dim.pacer.drain_to(remaining, now)
+                dim.pacer.drain_to(remaining, now, as_of=sent_at)
             # A reset past the cap is not a schedule anyone can keep (a bogus header, or a
             # quota whose 429 will say so); it never pauses the lane on its own.
             elif schedule and remaining == 0 and reset and reset <= MAX_PROVIDER_WAIT_S:

@@ -30,9 +30,10 @@ MAX_BURST_S = 1.0 - HEADROOM
 second, at least one request): after an event-loop stall the lane catches up that much at once,
 and a provider counting any one-second window still sees no more than its limit."""
 
-DECREASE = 0.8
+DECREASE = 0.9
 """A 429 cuts the rate to this share of the rate that was refused (or of what the provider was
-seen to accept, if less)."""
+seen to accept, if less). Gentle, because one 429 after a long clean run at a known limit is
+usually arrival jitter; a second one within RECOVER_AFTER_S cuts by FAST_DECREASE."""
 
 FAST_DECREASE = 0.5
 """The cut when the last one was less than RECOVER_AFTER_S ago: the rate is far above the limit
@@ -103,10 +104,12 @@ class Pacer:
         """Return an over-reservation (estimated tokens above what the API reported)."""
         self.level = min(self.capacity, self.level + amount)
 
-    def drain_to(self, remaining: float, now: float) -> None:
-        """The provider says only `remaining` is left: never believe we have more."""
+    def drain_to(self, remaining: float, now: float, as_of: float | None = None) -> None:
+        """The provider said only `remaining` was left `as_of` (when the request it answered
+        was sent): never believe we have more than that plus what has refilled since."""
         self._refill(now)
-        self.level = min(self.level, remaining)
+        since = 0.0 if as_of is None else max(0.0, now - as_of) * self.rate
+        self.level = min(self.level, remaining + since)
 
     def grow(self, amount: float) -> None:
         self.capacity = min(max(1.0, self.rate * MAX_BURST_S), self.capacity + amount)
