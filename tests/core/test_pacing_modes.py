@@ -75,7 +75,7 @@ async def test_rate_learned_under_a_tighter_limit_is_recorded_and_resumed(
     first = await run_session(config, command="test", env=env)
     assert first.complete
     learned = first.lanes["m1"].requests.per_minute_rate
-    assert learned is not None and learned < 3000
+    assert learned is not None and learned < 3600  # near the 3,000 enforced, far under 6,000
     db = sqlite3.connect(f"file:{config.run_dir / 'ledger.sqlite'}?mode=ro", uri=True)
     try:
         rows = db.execute(
