@@ -347,6 +347,8 @@ def main() -> None:
     try:
         app()
     except SystemExit as done:
+        if sys.getprofile() is not None or sys.gettrace() is not None:
+            raise  # a profiler or coverage tool writes its data at exit
         # The command has finished: ledgers are closed, temporary directories removed (every
         # one is a `with` block). Skip the interpreter's teardown of every loaded module and
         # object, which took a one-call `tally run` 0.1-0.5 s (bench/fixed_cost.py).
