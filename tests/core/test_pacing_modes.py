@@ -54,10 +54,12 @@ async def test_limit_nobody_told_us_is_learned_from_a_few_429s(
     tmp_path: Path, mock_process: Callable[..., MockProcess]
 ) -> None:
     # No limit configured, none advertised: the slow start finds it, the lane paces under it.
+    # Every request in flight when the limit runs out is refused too, so a small concurrency
+    # keeps this about learning (docs/performance.md measures the storm at 64).
     mock = mock_process(
         "--no-auth", "--rpm", "3000", "--limit-mode", "fixed_window", "--no-ratelimit-headers"
     )
-    refused, _ = await run_against(tmp_path, mock, "concurrency = 32")
+    refused, _ = await run_against(tmp_path, mock, "concurrency = 4")
     assert refused <= 10
 
 
