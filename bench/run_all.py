@@ -7,6 +7,8 @@
   e  limits adopted from x-ratelimit-* headers: requests-bound and tokens-bound variants
   f  `tally view` calls pages on a 1,000,000-call ledger (builds it first: ~15 min)
   g  a sweep with `tally view` open vs without (ratio)
+  h  the fixed cost of a one-call `tally run`, split at the ledger's timestamps
+  m  the rate-limit matrix: every enforcement mode x window x headers x configured (~12 min)
 
 Each benchmark runs as its own script in a subprocess, so a failure in one does not hide the
 others. c and e take about 65 s per repetition (they run at a real rate limit).
@@ -27,7 +29,9 @@ from typing import Any
 BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "results"
 # Upper bound for one benchmark script (all repetitions), seconds per repetition.
-BUDGET_PER_REP_S = {"a": 180, "b": 180, "c": 240, "d": 600, "e": 200, "f": 2400, "g": 120}
+BUDGET_PER_REP_S = {
+    "a": 180, "b": 180, "c": 240, "d": 600, "e": 200, "f": 2400, "g": 120, "h": 60, "m": 2400,
+}  # fmt: skip
 
 
 def commands(which: str, reps: int, rate_reps: int) -> list[tuple[str, list[str], int]]:
@@ -56,12 +60,16 @@ def commands(which: str, reps: int, rate_reps: int) -> list[tuple[str, list[str]
             )
             for v in ("e-req", "e-tok")
         ]
+    if which == "h":
+        return [("fixed_cost", [*py, "fixed_cost.py", "--reps", str(max(reps, 5))], 1)]
+    if which == "m":
+        return [("rate_matrix", [*py, "rate_matrix.py"], 1)]
     raise ValueError(which)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--only", default="a,b,c,d,e,f,g", help="comma-separated letters (a-g)")
+    p.add_argument("--only", default="a,b,c,d,e,f,g,h,m", help="comma-separated letters")
     p.add_argument("--reps", type=int, default=3, help="repetitions of a, b, d, f, g")
     p.add_argument("--rate-reps", type=int, default=1, help="repetitions of c, e (~65 s each)")
     args = p.parse_args()

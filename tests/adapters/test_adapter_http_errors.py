@@ -8,7 +8,6 @@ import pytest
 
 from evaltally.adapters import http_errors
 from evaltally.adapters.http_errors import (
-    MAX_RETRY_AFTER_S,
     action_for_status,
     bad_body,
     classify_status,
@@ -80,9 +79,25 @@ def test_retry_after_http_date_in_the_past_is_zero() -> None:
     assert retry_after_seconds(headers, NOW) == 0.0
 
 
-def test_retry_after_is_capped() -> None:
-    assert retry_after_seconds({"retry-after": "86400"}, NOW) == MAX_RETRY_AFTER_S
-    assert retry_after_seconds({"retry-after-ms": "99999999"}, NOW) == MAX_RETRY_AFTER_S
+def test_retry_after_is_reported_as_asked_and_finite() -> None:
+    # The lane holds the one cap (and stops past it); the classification reports the truth.
+    assert retry_after_seconds({"retry-after": "86400"}, NOW) == 86400.0
+    assert retry_after_seconds({"retry-after-ms": "99999999"}, NOW) == 99999.999
+    huge = retry_after_seconds({"retry-after": "inf"}, NOW)
+    assert huge is not None and huge > 1e300 and huge != float("inf")
+
+
+def test_insufficient_quota_429_stops_the_lane() -> None:
+    error = classify_status(
+        429,
+        {"retry-after": "1"},
+        error_type="insufficient_quota/insufficient_quota",
+        message="You exceeded your current quota",
+    )
+    assert error.action is ErrorAction.STOP_LANE
+    assert "quota is used up" in error.detail and error.retry_after_s is None
+    limited = classify_status(429, {"retry-after": "1"}, error_type="requests/rate_limit_exceeded")
+    assert limited.action is ErrorAction.RETRY and limited.retry_after_s == 1.0
 
 
 def test_negative_retry_after_is_zero() -> None:

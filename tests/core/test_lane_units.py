@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from evaltally.config import Limits
 from evaltally.records import RateLimitSnapshot
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
-from evaltally.runner.buckets import TokenBucket
-from evaltally.runner.lane import Lane, LaneStopped
+from evaltally.runner.lane import PAUSE_JITTER, Lane, LaneStopped
+from evaltally.runner.pacing import DECREASE, HEADROOM, SLOW_START_RATE
 
 
 class FakeTime:
@@ -22,23 +24,6 @@ class FakeTime:
     async def sleep(self, seconds: float) -> None:
         self.slept.append(seconds)
         self.now += seconds
-
-
-def test_bucket_paces_to_rate_with_one_second_burst() -> None:
-    bucket = TokenBucket.per_minute(600, now=0.0)
-    assert bucket.capacity == 10
-    for _ in range(10):
-        assert bucket.wait_time(1, 0.0) == 0
-        bucket.take(1, 0.0)
-    assert bucket.wait_time(1, 0.0) == pytest.approx(0.1)
-    assert bucket.wait_time(1, 0.1) == pytest.approx(0.0)
-
-
-def test_oversized_cost_waits_for_full_bucket_then_goes_into_debt() -> None:
-    bucket = TokenBucket.per_minute(60, now=0.0)  # 1/s, capacity 1
-    assert bucket.wait_time(5, 0.0) == 0
-    bucket.take(5, 0.0)
-    assert bucket.wait_time(1, 0.0) == pytest.approx(5.0)
 
 
 def test_breaker_opens_probes_and_closes() -> None:
@@ -69,19 +54,70 @@ async def test_lane_rpm_pacing_without_real_time() -> None:
     t = FakeTime()
     lane = Lane("x", Limits(rpm=120), clock=t.clock, sleep=t.sleep)
     for _ in range(12):
-        await lane.acquire(0)
-        lane.release(0, None)
-    # 2/s with a burst of 2: the 12th request leaves after 5 s.
-    assert t.now == pytest.approx(5.0)
+        lane.release(await lane.acquire(0), None)
+    # Just under 2/s, evenly spaced from the first request: the 12th leaves after 11 gaps.
+    assert t.now == pytest.approx(11 / (2 * HEADROOM))
 
 
-async def test_lane_adopts_advertised_limit_and_remaining() -> None:
+async def test_lane_429_pauses_as_asked_with_jitter_and_cuts_rate() -> None:
+    t = FakeTime()
+    lane = Lane("x", Limits(rpm=6000), clock=t.clock, sleep=t.sleep, rng=random.Random(1))
+    before = lane.requests.per_minute_rate
+    ticket = await lane.acquire(0)
+    lane.release(ticket, None)
+    lane.refused(ticket, None, 2.0)
+    assert 2.0 < lane.pause_until <= 2.0 * (1 + PAUSE_JITTER)
+    assert lane.requests.per_minute_rate == pytest.approx((before or 0) * DECREASE)
+    await lane.acquire(0)
+    assert t.now >= 2.0
+
+
+async def test_wait_past_the_cap_stops_the_lane_with_the_reason() -> None:
     t = FakeTime()
     lane = Lane("x", Limits(), clock=t.clock, sleep=t.sleep)
-    lane.observe(RateLimitSnapshot(limit_requests=60, remaining_requests=0, reset_requests_s=3.0))
-    assert lane.rpm is not None and lane.rpm.rate_per_s == 1.0
+    ticket = await lane.acquire(0)
+    lane.release(ticket, None)
+    lane.refused(ticket, None, 999999 * 3600.0)
+    assert lane.stop_reason is not None and "quota" in lane.stop_reason
+    assert lane.pause_until == 0.0
+    with pytest.raises(LaneStopped, match="longer than 600 s"):
+        await lane.acquire(0)
+
+
+def test_reset_header_past_the_cap_never_pauses_the_lane() -> None:
+    lane = Lane("x", Limits())
+    for reset in (999999 * 3600.0, float("inf"), 2.2e9):
+        lane.observe(RateLimitSnapshot(remaining_requests=0, reset_requests_s=reset))
+    assert lane.pause_until == 0.0 and lane.stop_reason is None
+
+
+async def test_a_lane_without_limits_ramps_its_rate_up_and_a_429_ends_the_ramp() -> None:
+    t = FakeTime()
+    lane = Lane("x", Limits(concurrency=64), clock=t.clock, sleep=t.sleep)
+    tickets = [await lane.acquire(0) for _ in range(3)]
+    assert 0 < tickets[1].sent_at <= 1 / SLOW_START_RATE
+    lane.refused(tickets[-1], None, 0.0)
+    assert lane.slow_start.done and lane.requests.pacer is not None
+
+
+async def test_lane_adopts_advertised_limit_and_an_exhausted_limit_holds_one_interval() -> None:
+    t = FakeTime()
+    lane = Lane("x", Limits(), clock=t.clock, sleep=t.sleep)
+    lane.observe(RateLimitSnapshot(limit_requests=60, remaining_requests=0, reset_requests_s=30.0))
+    assert lane.requests.per_minute_rate == pytest.approx(60 * HEADROOM)
+    # Nothing left: the next request waits one interval of the rate, not the 30 s until the
+    # limit is back to its initial state.
     await lane.acquire(0)
-    assert t.now >= 3.0
+    assert t.now == pytest.approx(1 / HEADROOM)
+    assert lane.pause_until == 0.0
+
+
+async def test_exhausted_limit_without_a_rate_pauses_until_its_reset() -> None:
+    t = FakeTime()
+    lane = Lane("x", Limits(), clock=t.clock, sleep=t.sleep, rng=random.Random(0))
+    lane.observe(RateLimitSnapshot(remaining_requests=0, reset_requests_s=3.0))
+    await lane.acquire(0)
+    assert 3.0 <= t.now <= 3.0 * (1 + PAUSE_JITTER) + 0.5
 
 
 async def test_stopped_lane_refuses() -> None:

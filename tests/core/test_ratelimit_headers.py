@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from evaltally.config import load_config
+from evaltally.runner.pacing import HEADROOM
 from evaltally.runner.session import run_session
 from testkit import FAKE_KEY, write_config, write_items
 
@@ -18,6 +21,6 @@ async def test_advertised_limits_pace_the_lane(tmp_path: Path, mock_server: Any)
     result = await run_session(config, command="test", env={"EVALTALLY_TEST_KEY": FAKE_KEY})
     lane = result.lanes["m1"]
     assert result.complete and lane.stats.ok == 40
-    assert lane.rpm is not None and lane.rpm.rate_per_s == 10.0
-    assert lane.tpm is not None and lane.tpm.rate_per_s == 200_000 / 60
+    assert lane.requests.per_minute_rate == pytest.approx(600 * HEADROOM)
+    assert lane.tokens.per_minute_rate == pytest.approx(200_000 * HEADROOM)
     assert srv.stats()["rate_limited"] == 0

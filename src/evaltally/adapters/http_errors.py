@@ -5,6 +5,7 @@ The decision table (DESIGN.md, "Attempts"):
     429, 408, 409, 5xx, 529 (Anthropic overloaded)   RETRY      (retry_after_s from headers)
     400, 404, 413, 422, any other 4xx               FAIL_CALL  (the same bytes fail again)
     401, 403                                        STOP_LANE  (every call of the lane would fail)
+    429 of type/code insufficient_quota (OpenAI)    STOP_LANE  (a used-up quota, not a rate limit)
     2xx whose body is not the expected shape        RETRY      error_class "bad_body"
     3xx (redirects are never followed)              FAIL_CALL  (detail names the Location)
     anything else (1xx)                             FAIL_CALL
@@ -17,6 +18,7 @@ part of a rejected key.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -28,10 +30,9 @@ from evaltally.adapters.ratelimit_headers import any_snapshot, parse_duration
 from evaltally.records import AttemptError, ErrorAction
 from evaltally.redact import redact_message
 
-MAX_RETRY_AFTER_S = 600.0
-"""Cap on a server-requested wait. The whole lane pauses for it, so a bogus or daily-quota
-header must not freeze a sweep for hours; past 10 minutes the runner's own backoff and circuit
-breaker are the better judges."""
+QUOTA_TYPES = frozenset({"insufficient_quota"})
+"""Error types/codes of a 429 that is an exhausted account quota, not a rate limit (OpenAI):
+waiting does not help, so the lane stops with the reason."""
 
 DETAIL_MAX_CHARS = 300
 """Longest provider message kept in `detail` (the runner stores the raw body anyway)."""
@@ -72,6 +73,7 @@ def classify_status(
     bad key with 400 INVALID_ARGUMENT / API_KEY_INVALID), which stops the lane like a 401.
     """
     action = ErrorAction.STOP_LANE if auth_failure else action_for_status(status)
+    quota = status == 429 and bool(error_type and QUOTA_TYPES & set(error_type.split("/")))
     parts = [f"[{error_type}]"] if error_type else []
     parts.append(_clip(redact_message(message)) if message else f"HTTP {status}")
     if 300 <= status <= 399:
@@ -81,14 +83,17 @@ def classify_status(
             f"(redirected to {target}; redirects are never followed, so no credential leaves "
             "the configured origin: set base_url to the final address)"
         )
-    if action is ErrorAction.STOP_LANE:
+    if quota:
+        action = ErrorAction.STOP_LANE
+        parts.append("(the account's quota is used up: add credit or raise the quota)")
+    elif action is ErrorAction.STOP_LANE:
         where = key_env or "the variable named by api_key_env"
         parts.append(f"(credentials rejected: check {where} and the account's access)")
     retry_after = None
     if action is ErrorAction.RETRY:
         retry_after = retry_after_seconds(headers, now=now)
         if retry_after is None and retry_hint_s is not None:
-            retry_after = _capped(retry_hint_s)
+            retry_after = _wait(retry_hint_s)
     return AttemptError(
         action=action,
         error_class=f"http_{status}",
@@ -118,7 +123,8 @@ def decode_json(body: bytes) -> Any | None:
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """How long the server asked us to wait, capped at MAX_RETRY_AFTER_S.
+    """How long the server asked us to wait, as asked: the lane caps it (and stops when the
+    wait is longer than its cap: a quota, not a rate limit).
 
     Order: `retry-after-ms` (OpenAI), `retry-after` as seconds or HTTP-date, then the reset of an
     exhausted rate-limit bucket (`x-ratelimit-reset-*`, `anthropic-ratelimit-*-reset`).
@@ -126,14 +132,14 @@ def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None)
     now = now or datetime.now(UTC)
     millis = _float(headers.get("retry-after-ms"))
     if millis is not None:
-        return _capped(millis / 1000.0)
+        return _wait(millis / 1000.0)
     raw = headers.get("retry-after")
     if raw is not None:
         seconds = _float(raw)
         if seconds is None:
             seconds = _http_date_delay(raw, now)
         if seconds is not None:
-            return _capped(seconds)
+            return _wait(seconds)
     return _bucket_reset(headers, now)
 
 
@@ -153,7 +159,7 @@ def _bucket_reset(headers: Mapping[str, str], now: datetime) -> float | None:
     candidates = exhausted or [
         r for r in (snapshot.reset_requests_s, snapshot.reset_tokens_s) if r is not None
     ]
-    return _capped(max(candidates)) if candidates else None
+    return _wait(max(candidates)) if candidates else None
 
 
 def _http_date_delay(value: str, now: datetime) -> float | None:
@@ -176,8 +182,9 @@ def _float(value: str | None) -> float | None:
     return number if number == number else None  # NaN is not a wait
 
 
-def _capped(seconds: float) -> float:
-    return min(max(0.0, seconds), MAX_RETRY_AFTER_S)
+def _wait(seconds: float) -> float:
+    # Finite, so it can be stored and compared; "inf" means longer than any cap.
+    return min(max(0.0, seconds), sys.float_info.max)
 
 
 def _clip(text: str) -> str:

@@ -112,7 +112,8 @@ async def _respond(
             state.stats.rate_limited += 1
             code = snap.limited_by
             msg = f"Rate limit reached for {prompt.model} on {code} per min. Please try again."
-            return _error(dialect, ErrorReply(429, msg, code, snap.retry_after_s), ctx, snap)
+            shown = snap if cfg.ratelimit_headers else None
+            return _error(dialect, ErrorReply(429, msg, code, snap.retry_after_s), ctx, shown)
     if fault is None:
         fault = state.planner.random(body_hash, attempt)
     if snap is None and limiter.active and cfg.ratelimit_headers:

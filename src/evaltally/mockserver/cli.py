@@ -32,6 +32,18 @@ def mock_server_command(
     tpm: int | None = typer.Option(None, help="Tokens per minute (0: unlimited)."),
     rpm_burst: int | None = typer.Option(None, "--rpm-burst", help="Request bucket size."),
     tpm_burst: int | None = typer.Option(None, "--tpm-burst", help="Token bucket size."),
+    limit_mode: str | None = typer.Option(
+        None, "--limit-mode", help="token_bucket (default), fixed_window or sliding_window."
+    ),
+    limit_window_s: float | None = typer.Option(
+        None, "--limit-window-s", help="Window (or bucket burst period) in seconds; default 1."
+    ),
+    ratelimit_headers: bool | None = typer.Option(
+        None, "--ratelimit-headers/--no-ratelimit-headers", help="Send rate-limit headers."
+    ),
+    advertise_factor: float | None = typer.Option(
+        None, "--advertise-factor", help="Headers claim this x the enforced limit."
+    ),
     error_429_rate: float | None = typer.Option(None, "--error-429-rate"),
     error_500_rate: float | None = typer.Option(None, "--error-500-rate"),
     error_502_rate: float | None = typer.Option(None, "--error-502-rate"),
@@ -65,6 +77,10 @@ def mock_server_command(
         "tpm": tpm,
         "rpm_burst": rpm_burst,
         "tpm_burst": tpm_burst,
+        "limit_mode": limit_mode,
+        "limit_window_s": limit_window_s,
+        "ratelimit_headers": ratelimit_headers,
+        "advertise_factor": advertise_factor,
         "error_429_rate": error_429_rate,
         "error_500_rate": error_500_rate,
         "error_502_rate": error_502_rate,

@@ -21,6 +21,7 @@ from evaltally.mockserver.batch.knobs import (
     coerce_batch_knob,
     validate_batch_knobs,
 )
+from evaltally.mockserver.ratelimit import MODES
 
 # Fault kinds a schedule may name. Numeric kinds answer that HTTP status in the dialect's error
 # shape; the rest are transport or body faults (see docs/mock-server.md).
@@ -128,11 +129,18 @@ class MockConfig:
     # max_tokens) tokens, as OpenAI counts it.
     rpm: int | None = None
     tpm: int | None = None
-    # Bucket capacities (burst). None: one second's worth of the rate, at least 1.
+    # How rpm/tpm are enforced: "token_bucket", "fixed_window" or "sliding_window"
+    # (docs/mock-server.md, "Rate limits").
+    limit_mode: str = "token_bucket"
+    # Window length in seconds: the fixed/sliding window, or the bucket's burst period.
+    limit_window_s: float = 1.0
+    # Token-bucket capacities (burst). None: limit_window_s worth of the rate, at least 1.
     rpm_burst: int | None = None
     tpm_burst: int | None = None
-    # Send the dialect's rate-limit headers on every response, not only on 429s.
+    # Send the dialect's rate-limit headers (on every response, 429s included).
     ratelimit_headers: bool = True
+    # The headers claim this many times the enforced limit and remaining (1: the truth).
+    advertise_factor: float = 1.0
     # Probabilities (0..1, summing to <= 1) of random faults, drawn per (body, attempt).
     error_429_rate: float = 0.0
     error_500_rate: float = 0.0
@@ -239,6 +247,12 @@ class MockConfig:
             v = getattr(self, name)
             if v is not None and (not isinstance(v, int) or v < 1):
                 raise ConfigError(src, name, "must be a positive integer (or unset for unlimited)")
+        if self.limit_mode not in MODES:
+            raise ConfigError(src, "limit_mode", f"{self.limit_mode!r} not in {list(MODES)}")
+        if not self.limit_window_s > 0:
+            raise ConfigError(src, "limit_window_s", "must be > 0")
+        if not self.advertise_factor > 0:
+            raise ConfigError(src, "advertise_factor", "must be > 0")
         total = 0.0
         for name in RATE_KNOBS:
             v = getattr(self, name)
@@ -276,6 +290,7 @@ _INT = frozenset(
     {"seed", "rpm", "tpm", "rpm_burst", "tpm_burst", "reasoning_tokens", "cached_tokens"}
 )
 _OPT_STR = frozenset({"default_answer", "api_key"})
+_STR = frozenset({"limit_mode"})
 
 
 def _coerce(source: str, key: str, value: Any) -> Any:
@@ -310,7 +325,7 @@ def _coerce(source: str, key: str, value: Any) -> Any:
                 if value != 0 or key in ("seed", "reasoning_tokens", "cached_tokens")
                 else None
             )
-        if key in _OPT_STR:
+        if key in _OPT_STR or key in _STR:
             return str(value)
         if key == "retry_after_s":
             return float(value)

@@ -16,7 +16,15 @@ from evaltally.mockserver.faults import FaultPlanner
 from evaltally.mockserver.ratelimit import RateLimiter
 from evaltally.mockserver.stats import Stats
 
-_LIMIT_KNOBS = ("rpm", "tpm", "rpm_burst", "tpm_burst")
+_LIMIT_KNOBS = (
+    "rpm",
+    "tpm",
+    "rpm_burst",
+    "tpm_burst",
+    "limit_mode",
+    "limit_window_s",
+    "advertise_factor",
+)
 
 
 class MockState:
@@ -88,4 +96,12 @@ class MockState:
 
 
 def _limiter(config: MockConfig) -> RateLimiter:
-    return RateLimiter(config.rpm, config.tpm, config.rpm_burst, config.tpm_burst)
+    return RateLimiter(
+        config.rpm,
+        config.tpm,
+        config.rpm_burst,
+        config.tpm_burst,
+        mode=config.limit_mode,
+        window_s=config.limit_window_s,
+        advertise_factor=config.advertise_factor,
+    )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from tenacity import (
@@ -31,17 +31,15 @@ from evaltally.records import (
     ErrorAction,
     Message,
     PlannedCall,
+    RateLimitSnapshot,
     Status,
     Usage,
     canonical_json,
 )
 from evaltally.runner import clock as clk
-from evaltally.runner.lane import Lane
+from evaltally.runner.lane import Lane, Ticket
 from evaltally.runner.transport import Transport, TransportFailure
 from evaltally.tokens import count_messages
-
-# Without Retry-After, a 429 still pauses the lane briefly so every worker backs off together.
-DEFAULT_429_PAUSE_S = 1.0
 
 
 @dataclass
@@ -205,7 +203,7 @@ class CallExecutor:
         state: _AttemptState,
     ) -> Completion:
         lane, adapter = unit.lane, cast(HttpAdapter, unit.adapter)
-        await lane.acquire(reserve)
+        ticket = await lane.acquire(reserve)
         state.attempt += 1
         state.sent += 1
         prepare = getattr(adapter, "prepare_attempt", None)
@@ -214,7 +212,7 @@ class CallExecutor:
         started = lane.clock()
         used: int | None = None
         response: HttpResponse | None = None
-        counted = False
+        snapshot: RateLimitSnapshot | None = None
         try:
             sent = await self.transport.send(
                 wire, unit.model.limits.timeout_s, unit.model.limits.max_response_bytes
@@ -225,14 +223,14 @@ class CallExecutor:
         else:
             response = sent
             snapshot = adapter.rate_limits(sent)
-            counted = snapshot is not None and snapshot.remaining_tokens is not None
-            lane.observe(snapshot)
+            lane.observe(snapshot, schedule=sent.status != 429, sent_at=ticket.sent_at)
             result = adapter.parse_response(sent)
         finally:
             state.latency_ms = (lane.clock() - started) * 1000.0
         if isinstance(result, Completion):
             used = result.usage.input_tokens + result.usage.output_tokens or None
-        lane.release(reserve, used, provider_counted=counted)
+        counted = snapshot is not None and snapshot.remaining_tokens is not None
+        lane.release(ticket, used, provider_counted=counted)
         self.ledger.attempt_finished(
             call.call_id,
             state.attempt,
@@ -246,9 +244,10 @@ class CallExecutor:
             request_id=result.request_id if isinstance(result, Completion) else None,
         )
         if isinstance(result, Completion):
+            lane.accepted(ticket)
             lane.success()
             return result
-        return _handle_error(unit, result)
+        return _handle_error(unit, result, ticket, snapshot)
 
 
 @dataclass
@@ -258,25 +257,36 @@ class _AttemptState:
     latency_ms: float = 0.0
 
 
-def _handle_error(unit: LaneUnit, error: AttemptError) -> Completion:
+def _handle_error(
+    unit: LaneUnit, error: AttemptError, ticket: Ticket, snapshot: RateLimitSnapshot | None
+) -> Completion:
     lane = unit.lane
-    if error.status == 429:
-        lane.stats.rate_limited += 1
-        lane.pause(error.retry_after_s if error.retry_after_s is not None else DEFAULT_429_PAUSE_S)
+    if error.status == 429 and error.action is ErrorAction.RETRY:
+        lane.refused(ticket, snapshot, error.retry_after_s)
     elif error.retry_after_s is not None:
         lane.pause(error.retry_after_s)
+    if lane.stop_reason and error.action is ErrorAction.RETRY:
+        # The provider asked for a wait past the cap: this call ends with the lane's reason.
+        raise _Final(replace(error, detail=f"{error.detail}; {lane.stop_reason}"))
     if error.action is ErrorAction.STOP_LANE:
-        lane.stop(
-            f"{unit.model.key}: the provider refused the credentials ({error.error_class}: "
-            f"{error.detail}); check ${unit.model.api_key_env or '(no key variable)'}, then "
-            "`tally resume` the run"
-        )
+        lane.stop(_stop_reason(unit, error))
         raise _Final(error)
     if error.action is ErrorAction.FAIL_CALL:
         raise _Final(error)
     if error.status != 429:
         lane.failure()
     raise _Retryable(error)
+
+
+def _stop_reason(unit: LaneUnit, error: AttemptError) -> str:
+    key = unit.model.key
+    if error.status != 429:
+        return (
+            f"{key}: the provider refused the credentials ({error.error_class}: "
+            f"{error.detail}); check ${unit.model.api_key_env or '(no key variable)'}, then "
+            "`tally resume` the run"
+        )
+    return f"{key}: the provider refused further requests ({error.error_class}: {error.detail})"
 
 
 def _wait_strategy(initial: float, maximum: float) -> Any:

@@ -1,25 +1,37 @@
-"""One endpoint lane: RPM/TPM buckets, a lane-wide pause, a circuit breaker, and its counters.
+"""One endpoint lane: paced requests and tokens, a lane-wide pause, a circuit breaker, counters.
 
 Concurrency is the number of workers the scheduler gives the lane; everything that decides
 *when* a request may leave is here, shared by every call of the endpoint, so a 429 pauses the
-whole lane instead of each request discovering the limit on its own.
+whole lane instead of each request discovering the limit on its own. Workers queue at one gate
+(first come, first served): only the worker at its head watches the clock, so a lane of 64
+workers paced at 100 requests/s wakes once per request, not 64 times.
 """
 
 from __future__ import annotations
 
+import asyncio
+import random
 from dataclasses import dataclass, field
+from typing import Any
 
 from evaltally.config import Limits
 from evaltally.errors import EvaltallyError
 from evaltally.records import RateLimitSnapshot
 from evaltally.runner import clock as clk
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
-from evaltally.runner.buckets import TokenBucket
+from evaltally.runner.pacing import AdaptiveRate, SlowStart
 
+# The one cap on a wait a provider can ask for (Retry-After, retry-after-ms, rate-limit reset
+# headers, a body's retry hint). A longer wait is a quota, not a rate limit: the lane stops and
+# says so, and `tally resume` continues later.
+MAX_PROVIDER_WAIT_S = 600.0
+# A 429 that says nothing about how long to wait still pauses the lane briefly.
+DEFAULT_429_PAUSE_S = 1.0
 # Waiters re-check at least this often, so a stop or a changed pause is noticed promptly.
 MAX_POLL_S = 0.5
-# While the lane's first request is out to learn the provider's limits, others re-check this often.
-PROBE_POLL_S = 0.02
+# A pause lasts what the provider asked plus up to this share of it (at most 1 s), so the lane's
+# retries do not all land at the instant its window reopens.
+PAUSE_JITTER = 0.05
 
 
 class LaneStopped(EvaltallyError):
@@ -46,6 +58,14 @@ class LaneStats:
     started: float = field(default_factory=clk.monotonic)
 
 
+@dataclass(frozen=True)
+class Ticket:
+    """One request let through: when, and what it reserved."""
+
+    sent_at: float
+    tokens: float
+
+
 class Lane:
     def __init__(
         self,
@@ -54,102 +74,180 @@ class Lane:
         *,
         clock: clk.Clock = clk.monotonic,
         sleep: clk.Sleep = clk.sleep,
+        rng: random.Random | None = None,
     ) -> None:
         self.name = name
         self.limits = limits
         self.clock = clock
         self.sleep = sleep
+        self._rng = rng or random.Random()
         now = clock()
-        self.rpm = TokenBucket.per_minute(limits.rpm, now) if limits.rpm else None
-        self.tpm = TokenBucket.per_minute(limits.tpm, now) if limits.tpm else None
+        self.requests = AdaptiveRate.per_minute(limits.rpm, now)
+        self.tokens = AdaptiveRate.per_minute(limits.tpm, now)
+        # A lane that knows no request limit ramps its rate up over a few tens of ms instead of
+        # sending its whole concurrency blind; a limit advertised in the first answers is
+        # adopted meanwhile.
+        self.slow_start = SlowStart()
+        if self.requests.pacer is not None:
+            self.slow_start.finish()
         self.breaker = CircuitBreaker(limits.breaker_threshold, limits.breaker_cooldown_s)
         self.pause_until = 0.0
-        # A lane missing a limit sends one request first and waits for its answer: the limits
-        # the provider advertises in its headers are adopted from it, instead of the whole
-        # concurrency going out blind at once and collecting a 429 for everything past the
-        # provider's one-second burst.
-        self.probing = limits.rpm is None or limits.tpm is None
         self.stop_reason: str | None = None
         self.stats = LaneStats(started=now)
+        self._gate = asyncio.Lock()
+
+    def resume_from(self, settled: dict[str, Any]) -> None:
+        """Start where an earlier session of this run settled (see `settled()`)."""
+        now = self.clock()
+        rpm, tpm = settled.get("rpm"), settled.get("tpm")
+        if isinstance(rpm, int | float) and rpm > 0:
+            self.requests = AdaptiveRate.per_minute(self.limits.rpm, now, start=rpm)
+            self.slow_start.finish()
+        if isinstance(tpm, int | float) and tpm > 0:
+            self.tokens = AdaptiveRate.per_minute(self.limits.tpm, now, start=tpm)
+
+    def settled(self) -> dict[str, float] | None:
+        """The rates (per minute) this lane learned from the provider, to record in the ledger
+        for the next session; None when it learned nothing beyond its configuration."""
+        out: dict[str, float] = {}
+        for key, dim in (("rpm", self.requests), ("tpm", self.tokens)):
+            rate = dim.per_minute_rate
+            if rate is not None and dim.learned:
+                out[key] = round(rate, 3)
+        return out or None
 
     @property
     def counts_tokens(self) -> bool:
-        """Whether requests need a token estimate: the lane has a TPM bucket, or may adopt one
-        from the first response's headers. Lanes without one skip tiktoken entirely."""
-        return self.tpm is not None or self.probing
+        """Whether requests need a token estimate: only a lane pacing tokens. Lanes without
+        one skip tiktoken entirely."""
+        return self.tokens.pacer is not None
 
     @property
     def breaker_state(self) -> BreakerState:
         return self.breaker.state(self.clock())
 
-    def _bucket_wait(self, tokens: float, now: float) -> float:
-        waits = [self.pause_until - now]
-        if self.rpm:
-            waits.append(self.rpm.wait_time(1, now))
-        if self.tpm:
-            waits.append(self.tpm.wait_time(tokens, now))
+    def _wait(self, tokens: float, now: float) -> float:
+        waits = [self.pause_until - now, self.slow_start.wait_time(self.stats.attempts, now)]
+        if self.requests.pacer:
+            waits.append(self.requests.pacer.wait_time(1, now))
+        if self.tokens.pacer:
+            waits.append(self.tokens.pacer.wait_time(tokens, now))
         return max(waits)
 
-    async def acquire(self, tokens: float) -> None:
+    async def acquire(self, tokens: float) -> Ticket:
         """Wait until a request of `tokens` estimated tokens may be sent, then reserve it."""
-        while True:
-            if self.stop_reason:
-                raise LaneStopped(self.stop_reason)
-            now = self.clock()
-            wait = self._bucket_wait(tokens, now)
-            if wait <= 0 and self.probing and self.stats.in_flight > 0:
-                wait = PROBE_POLL_S
-            if wait <= 0:
-                wait = self.breaker.wait_time(now)
-            if wait <= 0:
-                if self.rpm:
-                    self.rpm.take(1, now)
-                if self.tpm:
-                    self.tpm.take(tokens, now)
-                self.stats.in_flight += 1
-                self.stats.attempts += 1
-                return
-            step = min(wait, MAX_POLL_S)
-            self.stats.wait_s += step
-            await self.sleep(step)
+        async with self._gate:
+            while True:
+                if self.stop_reason:
+                    raise LaneStopped(self.stop_reason)
+                now = self.clock()
+                wait = self._wait(tokens, now)
+                if wait <= 0:
+                    wait = self.breaker.wait_time(now)
+                if wait <= 0:
+                    break
+                step = min(wait, MAX_POLL_S)
+                self.stats.wait_s += step
+                await self.sleep(step)
+            if self.requests.pacer:
+                self.requests.pacer.take(1, now)
+            if self.tokens.pacer:
+                self.tokens.pacer.take(tokens, now)
+            self.stats.in_flight += 1
+            self.stats.attempts += 1
+            return Ticket(now, tokens)
 
     def release(
-        self, reserved_tokens: float, used_tokens: int | None, *, provider_counted: bool = False
+        self, ticket: Ticket, used_tokens: int | None, *, provider_counted: bool = False
     ) -> None:
         """The request is over. Without the provider's own count of the tokens left
         (`provider_counted`), give back what was reserved above what it used; with it, the
         provider's figure (already applied by observe()) is the truth and nothing is given back
         (OpenAI-style limits charge max_tokens whatever the answer's length)."""
         self.stats.in_flight -= 1
-        self.probing = False
-        if provider_counted:
+        if provider_counted or self.tokens.pacer is None or used_tokens is None:
             return
-        if self.tpm and used_tokens is not None and used_tokens < reserved_tokens:
-            self.tpm.give_back(reserved_tokens - used_tokens)
+        if used_tokens < ticket.tokens:
+            self.tokens.pacer.give_back(ticket.tokens - used_tokens)
+
+    def accepted(self, ticket: Ticket) -> None:
+        """The provider answered without a 429 (whatever the answer): burst is earned."""
+        now = self.clock()
+        self.requests.accepted_one(1.0, now)
+        self.tokens.accepted_one(max(1.0, ticket.tokens), now)
+
+    def refused(
+        self, ticket: Ticket, snapshot: RateLimitSnapshot | None, wait_s: float | None
+    ) -> None:
+        """A 429 for the request of `ticket`: pause the lane as long as the provider asked
+        (or stop it when that is past the cap) and cut the rate of the limit it hit."""
+        self.stats.rate_limited += 1
+        now = self.clock()
+        self.pause(DEFAULT_429_PAUSE_S if wait_s is None else wait_s)
+        if self.stop_reason:
+            return
+        ramp = self.slow_start.rate(now)
+        self.slow_start.finish()
+        resume_at = max(now, self.pause_until)
+        # Headers say which limit ran out; without them, the request rate is the one to cut
+        # (fewer requests also means fewer tokens).
+        tokens_hit = snapshot is not None and snapshot.remaining_tokens == 0
+        if not tokens_hit or (snapshot is not None and snapshot.remaining_requests == 0):
+            self.requests.refused(now, ticket.sent_at, resume_at, ramp)
+        if tokens_hit:
+            self.tokens.refused(now, ticket.sent_at, resume_at)
 
     def pause(self, seconds: float) -> None:
-        """Hold every call of this lane for `seconds` (a 429 or Retry-After)."""
-        self.pause_until = max(self.pause_until, self.clock() + seconds)
+        """Hold every call of this lane for the `seconds` the provider asked, plus a little
+        jitter; a wait past the cap stops the lane instead, naming it."""
+        if seconds > MAX_PROVIDER_WAIT_S:
+            self.stop(
+                f"{self.name}: the provider asked to wait {_duration(seconds)}, longer than "
+                f"{_duration(MAX_PROVIDER_WAIT_S)}: a quota (daily or monthly) rather than a "
+                "rate limit; `tally resume` the run once it has reset"
+            )
+            return
+        if seconds <= 0:
+            return
+        jitter = self._rng.uniform(0.0, min(1.0, seconds * PAUSE_JITTER))
+        self.pause_until = max(self.pause_until, self.clock() + seconds + jitter)
 
-    def observe(self, snapshot: RateLimitSnapshot | None) -> None:
-        """Trust the provider's own account of what is left in its window."""
+    def observe(
+        self,
+        snapshot: RateLimitSnapshot | None,
+        *,
+        schedule: bool = True,
+        sent_at: float | None = None,
+    ) -> None:
+        """Trust the provider's own account of its limits and of what is left in its window.
+
+        What was left when the request was sent (`sent_at`) caps the pacer's allowance, so an
+        exhausted limit holds the next request until one interval after that send. The reset
+        time is not a schedule: OpenAI and Anthropic report when the limit is back to its
+        *initial* state (a whole window, a full bucket), and pausing for it on every exhausted
+        limit halved the throughput against a sliding window. Only a limit the lane cannot
+        pace (no rate known) pauses until its reset; a 429 passes `schedule=False`, because its
+        own wait (Retry-After first) is what `refused` pauses for."""
         if snapshot is None:
             return
         now = self.clock()
-        # A lane configured without a limit adopts the one the provider advertises (the
-        # start-up probe means no other request is out when the first headers arrive).
-        if self.rpm is None and snapshot.limit_requests:
-            self.rpm = TokenBucket.per_minute(snapshot.limit_requests, now)
-        if self.tpm is None and snapshot.limit_tokens:
-            self.tpm = TokenBucket.per_minute(snapshot.limit_tokens, now)
-        if self.rpm and snapshot.remaining_requests is not None:
-            self.rpm.drain_to(snapshot.remaining_requests, now)
-        if self.tpm and snapshot.remaining_tokens is not None:
-            self.tpm.drain_to(snapshot.remaining_tokens, now)
-        if snapshot.remaining_requests == 0 and snapshot.reset_requests_s:
-            self.pause(snapshot.reset_requests_s)
-        if snapshot.remaining_tokens == 0 and snapshot.reset_tokens_s:
-            self.pause(snapshot.reset_tokens_s)
+        if snapshot.limit_requests:
+            self.requests.adopt(snapshot.limit_requests, now)
+            self.slow_start.finish()
+        if snapshot.limit_tokens:
+            self.tokens.adopt(snapshot.limit_tokens, now)
+        for dim, remaining, reset in (
+            (self.requests, snapshot.remaining_requests, snapshot.reset_requests_s),
+            (self.tokens, snapshot.remaining_tokens, snapshot.reset_tokens_s),
+        ):
+            if remaining is None:
+                continue
+            if dim.pacer is not None:
+                dim.pacer.drain_to(remaining, now, as_of=sent_at)
+            # A reset past the cap is not a schedule anyone can keep (a bogus header, or a
+            # quota whose 429 will say so); it never pauses the lane on its own.
+            elif schedule and remaining == 0 and reset and reset <= MAX_PROVIDER_WAIT_S:
+                self.pause(reset)
 
     def success(self) -> None:
         self.breaker.success()
@@ -160,3 +258,13 @@ class Lane:
     def stop(self, reason: str) -> None:
         if not self.stop_reason:
             self.stop_reason = reason
+
+
+def _duration(seconds: float) -> str:
+    if seconds == float("inf"):
+        return "forever"
+    if seconds >= 86400:
+        return f"{seconds / 86400:,.0f} days"
+    if seconds >= 3600:
+        return f"{seconds / 3600:,.1f} h"
+    return f"{seconds:,.0f} s"

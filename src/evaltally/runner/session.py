@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from evaltally.audit import audit_run
 from evaltally.benchmarks.enrich import data_sources, parents
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import SweepConfig, read_api_keys
@@ -141,11 +140,10 @@ async def _session(
                 if call.step not in item.chain.recorded:
                     units[call.model].lane.stats.planned += 1
         result.lanes = {key: unit.lane for key, unit in units.items()}
-        # The budget covers the whole run, so a resume counts what earlier sessions spent.
-        spent_before = sum(a.cost_usd or 0.0 for a in audit_run(run_dir, config))
         lanes = result.endpoint_lanes
+        await _resume_lanes(ledger, lanes)
         limit = budget_usd if budget_usd is not None else config.budget_usd
-        spent = _spent(lanes, spent_before)
+        spent = _spent(lanes, _spent_before(run_dir, config) if limit is not None else 0.0)
         budget = _budget_check(limit, spent)
         # Answers a killed session recorded but never verified are verified now.
         await verify_recorded(ledger, verifier, benchmarks, unverified_only=True)
@@ -154,7 +152,10 @@ async def _session(
         scheduler = Scheduler(ledger, executor, units, benchmarks, budget, on_ok)
         batch_budget = BatchBudget(limit, spent) if limit is not None else None
         batches = BatchDriver(scheduler, transport, batch_budget)
-        await _drive(scheduler, batches, work, lanes, progress)
+        try:
+            await _drive(scheduler, batches, work, lanes, progress)
+        finally:
+            await _record_lanes(ledger, lanes)
         await verifier.drain()
         result.mismatches = scheduler.mismatches
         result.failures = scheduler.failures
@@ -241,6 +242,34 @@ async def _drive(
     finally:
         reporter.stop()
         await task
+
+
+LANE_RATE_KEY = "lane_rate:"
+"""Meta key prefix of the rates a lane settled on (one row per lane and session; the latest
+row wins), so the next session of the run starts where this one learned the provider's limit."""
+
+
+async def _resume_lanes(ledger: Ledger, lanes: Mapping[str, Lane]) -> None:
+    meta = await ledger.meta()
+    for lane in lanes.values():
+        settled = meta.get(LANE_RATE_KEY + lane.name)
+        if isinstance(settled, dict):
+            lane.resume_from(settled)
+
+
+async def _record_lanes(ledger: Ledger, lanes: Mapping[str, Lane]) -> None:
+    for lane in lanes.values():
+        settled = lane.settled()
+        if settled is not None:
+            await ledger.set_meta(LANE_RATE_KEY + lane.name, settled)
+
+
+def _spent_before(run_dir: Path, config: SweepConfig) -> float:
+    """What earlier sessions of the run spent: the budget covers the whole run. Read only when
+    there is a budget (it reads every outcome's usage)."""
+    from evaltally.audit import audit_run
+
+    return sum(a.cost_usd or 0.0 for a in audit_run(run_dir, config))
 
 
 def _spent(lanes: Mapping[str, Lane], spent_before: float) -> Callable[[], float]:

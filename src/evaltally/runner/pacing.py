@@ -1,0 +1,281 @@
+"""When a lane's next request may leave: even spacing, an earned burst, learning from 429s.
+
+Pure timing strategies: every method takes `now` and nothing sleeps, so the schedule is tested
+with an injected clock (tests/core/test_pacing.py).
+
+Providers enforce a per-minute limit in different ways (token buckets of various sizes, fixed
+windows, sliding windows of 1 s to 60 s) and do not say which. A schedule that is safe under all
+of them spaces requests evenly a little under the limit (`HEADROOM`), so no window of any length
+holds more than its share, and sends a burst only when it has been earned: the allowance starts
+at one request and grows while the provider keeps answering without a 429.
+
+A limit nobody told us about (or one tighter than configured or advertised) is found from 429s:
+each refusal cuts the rate (multiplicative decrease) and remembers where it was refused; a clean
+period lets it climb back (additive increase) no higher than just under that point.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Self
+
+HEADROOM = 0.98
+"""Pace this share of a known limit: arrival jitter of a few ms must not put one request too
+many into a provider's window (10 per second leaves 20 ms of slack per second)."""
+
+MAX_BURST_S = 1.0 - HEADROOM
+"""The earned burst never exceeds the headroom of a one-second window (2 % of the rate per
+second, at least one request): after an event-loop stall the lane catches up that much at once,
+and a provider counting any one-second window still sees no more than its limit."""
+
+DECREASE = 0.9
+"""A 429 cuts the rate to this share of the rate that was refused (or of what the provider was
+seen to accept, if less). Gentle, because one 429 after a long clean run at a known limit is
+usually arrival jitter; a second one within RECOVER_AFTER_S cuts by FAST_DECREASE."""
+
+FAST_DECREASE = 0.5
+"""The cut when the last one was less than RECOVER_AFTER_S ago: the rate is far above the limit
+(a provider whose large burst made it look fast), so it halves, and a limit 30 times lower than
+first guessed is found within a handful of 429s."""
+
+HOLD = 0.99
+"""After a 429 the rate recovers to at most this share of the rate that was refused, so a limit
+found once is held instead of being hit again every few seconds."""
+
+RECOVER_AFTER_S = 1.0
+"""Clean time (no 429) before each additive step back up."""
+
+RECOVER_STEP = 0.05
+"""Each step adds this share of the rate the lane is recovering towards."""
+
+OBSERVE_S = 1.0
+"""What the provider accepted in this trailing window estimates its limit after a 429."""
+
+MIN_RATE_PER_S = 1.0 / 60.0
+"""Never slower than one request (or token) a minute."""
+
+SLOW_START_RATE = 100.0
+SLOW_START_STEP_S = 0.025
+SLOW_START_STEPS = 12
+"""A lane that knows no request limit starts at SLOW_START_RATE requests/s and doubles it every
+SLOW_START_STEP_S (for at most SLOW_START_STEPS steps, ~400,000/s, then it is unpaced)."""
+
+
+@dataclass
+class Pacer:
+    """A continuously refilled allowance of `rate` units/s holding at most `capacity` units.
+
+    It starts with one unit and a capacity of one (requests leave evenly spaced); `grow` raises
+    the capacity, which only fills while the lane has nothing to send, so a lane that is always
+    busy is never given a burst on top of its rate. A cost above the capacity is admitted once
+    the allowance is full and leaves it in debt: an oversized request is slowed, never starved.
+    """
+
+    rate: float
+    capacity: float = 1.0
+    level: float = 1.0
+    updated: float = 0.0
+
+    @classmethod
+    def start(cls, rate: float, now: float) -> Pacer:
+        return cls(rate=max(rate, MIN_RATE_PER_S), updated=now)
+
+    def _refill(self, now: float) -> None:
+        if now > self.updated:
+            self.level = min(self.capacity, self.level + (now - self.updated) * self.rate)
+            self.updated = now
+
+    def wait_time(self, cost: float, now: float) -> float:
+        """Seconds until `cost` may be taken (0: now)."""
+        self._refill(now)
+        need = min(cost, self.capacity)
+        # The tolerance keeps float rounding from asking for a wait too small to move a clock.
+        if self.level >= need - 1e-9:
+            return 0.0
+        return max(0.0, self.updated - now) + (need - self.level) / self.rate
+
+    def take(self, cost: float, now: float) -> None:
+        self._refill(now)
+        self.level -= cost
+
+    def give_back(self, amount: float) -> None:
+        """Return an over-reservation (estimated tokens above what the API reported)."""
+        self.level = min(self.capacity, self.level + amount)
+
+    def drain_to(self, remaining: float, now: float, as_of: float | None = None) -> None:
+        """The provider said only `remaining` was left `as_of` (when the request it answered
+        was sent): never believe we have more than that plus what has refilled since."""
+        self._refill(now)
+        since = 0.0 if as_of is None else max(0.0, now - as_of) * self.rate
+        self.level = min(self.level, remaining + since)
+
+    def grow(self, amount: float) -> None:
+        self.capacity = min(max(1.0, self.rate * MAX_BURST_S), self.capacity + amount)
+
+    def set_rate(self, rate: float, now: float) -> None:
+        self._refill(now)
+        self.rate = max(rate, MIN_RATE_PER_S)
+        self.capacity = min(self.capacity, max(1.0, self.rate * MAX_BURST_S))
+        self.level = min(self.level, self.capacity)
+
+    def refused(self, resume_at: float) -> None:
+        """A 429: no burst until earned again, and nothing accrues before `resume_at`."""
+        self.capacity = 1.0
+        self.level = min(self.level, 0.0)
+        self.updated = max(self.updated, resume_at)
+
+
+@dataclass
+class AdaptiveRate:
+    """One dimension of a lane (requests or tokens): its pacer and what it learned.
+
+    `ceiling` is the known limit (configured, or advertised by the provider, whichever is
+    lower) times HEADROOM; `hold` is just under the rate a 429 last refused. The pacer never
+    runs above either. Rates are per second.
+    """
+
+    ceiling: float | None = None
+    hold: float | None = None
+    pacer: Pacer | None = None
+    learned: bool = False
+    """Whether the rate came from the provider (advertised, or found by 429s)."""
+    cut_at: float = float("-inf")
+    clean_since: float = 0.0
+    accepted: deque[tuple[float, float]] = field(default_factory=deque)
+
+    @classmethod
+    def per_minute(cls, limit: float | None, now: float, start: float | None = None) -> Self:
+        """A dimension with a configured `limit` (per minute, or None) that resumes at `start`
+        (per minute: the rate an earlier session settled on), if given."""
+        rate = cls(ceiling=limit / 60.0 * HEADROOM if limit else None, clean_since=now)
+        if start:
+            rate.hold = start / 60.0
+            rate.learned = True
+        target = rate.target
+        if target is not None:
+            rate.pacer = Pacer.start(target, now)
+        return rate
+
+    @property
+    def target(self) -> float | None:
+        known = [r for r in (self.ceiling, self.hold) if r is not None]
+        return min(known) if known else None
+
+    @property
+    def per_minute_rate(self) -> float | None:
+        """The rate the pacer runs at now, per minute (None: unpaced)."""
+        return self.pacer.rate * 60.0 if self.pacer else None
+
+    def adopt(self, limit_per_min: float, now: float) -> None:
+        """The provider advertises `limit_per_min`: a ceiling unless one lower is known."""
+        ceiling = limit_per_min / 60.0 * HEADROOM
+        if self.ceiling is not None and self.ceiling <= ceiling:
+            return
+        self.ceiling = ceiling
+        self.learned = True
+        target = self.target
+        assert target is not None
+        if self.pacer is None:
+            self.pacer = Pacer.start(target, now)
+        elif self.pacer.rate > target:
+            self.pacer.set_rate(target, now)
+
+    def accepted_one(self, cost: float, now: float) -> None:
+        """The provider answered without a 429: earn burst, and recover after a clean period."""
+        self.accepted.append((now, cost))
+        while self.accepted[0][0] <= now - OBSERVE_S:
+            self.accepted.popleft()
+        pacer, target = self.pacer, self.target
+        if pacer is None or target is None:
+            return
+        pacer.grow(cost)
+        if pacer.rate < target and now - self.clean_since >= RECOVER_AFTER_S:
+            pacer.set_rate(min(target, pacer.rate + RECOVER_STEP * target), now)
+            self.clean_since = now
+
+    def refused(
+        self, now: float, sent_at: float, resume_at: float, ramp_rate: float | None = None
+    ) -> bool:
+        """A 429 for a request sent at `sent_at`; the lane resumes at `resume_at`; an unpaced
+        lane was sending at most `ramp_rate` (its slow start). Returns whether the rate was cut
+        (requests sent before the last cut were paced at the old rate and teach nothing new)."""
+        self.clean_since = resume_at
+        if self.pacer is not None:
+            self.pacer.refused(resume_at)
+        if sent_at < self.cut_at:
+            return False
+        seen = self._observed(now, resume_at)
+        if self.pacer is not None:
+            current = self.pacer.rate
+            cut = DECREASE if now - self.cut_at >= RECOVER_AFTER_S else FAST_DECREASE
+            new = current * cut if seen is None else min(current * cut, seen * HEADROOM)
+        else:
+            # Unpaced: what the provider was seen to accept is the best estimate of its limit.
+            known = [r for r in (seen and seen * HEADROOM, ramp_rate and ramp_rate * DECREASE) if r]
+            if not known:
+                return False
+            new = min(known)
+            current = new / HEADROOM
+        self.cut_at = now
+        self.learned = True
+        self.hold = min(self.hold or current, current * HOLD)
+        if self.pacer is None:
+            self.pacer = Pacer.start(new, resume_at)
+        else:
+            self.pacer.set_rate(new, resume_at)
+        return True
+
+    def _observed(self, now: float, resume_at: float) -> float | None:
+        """What the provider accepted per second lately, counting the wait it asked for."""
+        while self.accepted and self.accepted[0][0] <= now - OBSERVE_S:
+            self.accepted.popleft()
+        if not self.accepted:
+            return None
+        span = min(OBSERVE_S, now - self.accepted[0][0]) + max(0.0, resume_at - now)
+        return sum(c for _, c in self.accepted) / span if span > 0 else None
+
+
+@dataclass
+class SlowStart:
+    """The send rate of a lane that knows no request limit yet: SLOW_START_RATE at first,
+    doubling every SLOW_START_STEP_S, until `finish()` (a limit became known, or a 429 came).
+
+    A ramp in rate, not in requests in flight: at 0 ms latency an in-flight cap limits nothing,
+    while a rate ramp leaves few requests out when the first 429 arrives; at 200 ms latency a
+    concurrency of 64 is reached in about 90 ms instead of one full latency.
+    """
+
+    started: float | None = None
+    done: bool = False
+
+    def _allowed(self, elapsed: float) -> float:
+        """Requests that may have left `elapsed` seconds after the first (the first is free)."""
+        scale = SLOW_START_RATE * SLOW_START_STEP_S / math.log(2)
+        return 1.0 + scale * (math.pow(2.0, elapsed / SLOW_START_STEP_S) - 1.0)
+
+    def wait_time(self, sent: int, now: float) -> float:
+        """Seconds until one more request may leave, `sent` having left so far (0: now)."""
+        if self.done:
+            return 0.0
+        if self.started is None:
+            self.started = now
+        elapsed = now - self.started
+        if elapsed >= SLOW_START_STEP_S * SLOW_START_STEPS:
+            self.done = True
+            return 0.0
+        if sent < self._allowed(elapsed):
+            return 0.0
+        scale = SLOW_START_RATE * SLOW_START_STEP_S / math.log(2)
+        due = SLOW_START_STEP_S * math.log2((sent + 1 - 1.0) / scale + 1.0)
+        return max(1e-6, due - elapsed)
+
+    def rate(self, now: float) -> float | None:
+        """The ramp's rate now (None once it is over: the lane is unpaced)."""
+        if self.done or self.started is None:
+            return None if self.done else SLOW_START_RATE
+        return SLOW_START_RATE * math.pow(2.0, (now - self.started) / SLOW_START_STEP_S)
+
+    def finish(self) -> None:
+        self.done = True
