@@ -66,13 +66,14 @@ def check_file(path: Path) -> None:
         )
 
 
-def connect_ro(path: Path) -> sqlite3.Connection:
-    """A read-only connection for status/export/verify: never writes, works while a run is live."""
+def connect_ro(path: Path, *, any_thread: bool = False) -> sqlite3.Connection:
+    """A read-only connection for status/export/verify: never writes, works while a run is live.
+    `any_thread`: used by one thread at a time, but not always the same one (asyncio.to_thread)."""
     if not path.exists():
         raise LedgerError(f"{path} does not exist; start a run with `tally run <config>`")
     check_file(path)
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=not any_thread)
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     except sqlite3.Error as exc:

@@ -1,14 +1,15 @@
 """One `tally run` / `tally resume` session: plan first, then drive what remains.
 
-config -> plan -> ledger(planned) -> pending chains -> scheduler -> outcomes. A run directory
-keeps a copy of the config it was started with (run_dir.py); resume reads that copy.
+config -> plan -> ledger(planned) -> pending chains (streamed in batches) -> scheduler ->
+outcomes. A run directory keeps a copy of the config it was started with (run_dir.py); resume
+reads that copy.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -18,14 +19,14 @@ from evaltally.benchmarks.enrich import data_sources, parents
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import SweepConfig, read_api_keys
 from evaltally.config_checks import make_run_dir
-from evaltally.ledger import Ledger
+from evaltally.ledger import Ledger, PendingChain, PendingCount
 from evaltally.plan import iter_plan
 from evaltally.run_dir import CONFIG_COPY, keep_config_copy
 from evaltally.runner.call import CallExecutor
 from evaltally.runner.lane import Lane
 from evaltally.runner.progress import ProgressReporter
 from evaltally.runner.reused import check_reused
-from evaltally.runner.scheduler import BudgetCheck, ChainWork, Scheduler
+from evaltally.runner.scheduler import BudgetCheck, Scheduler
 from evaltally.runner.transport import AiohttpTransport, Transport
 from evaltally.runner.units import build_units
 from evaltally.runner.verification import Verifier, verify_recorded
@@ -91,13 +92,10 @@ async def run_session(
             await ledger.set_meta("parents", lineage)
         keep_config_copy(config, run_dir)
         interrupted = await ledger.mark_interrupted()
-        pending = await ledger.pending_chains()
+        counts = await ledger.pending_counts()
         result = SessionResult(run_dir, delta.total, delta.added, interrupted_attempts=interrupted)
-        work = [ChainWork(chain, chain.attempts_so_far) for chain in pending]
-        for item in work:
-            for call in item.chain.calls:
-                if call.step not in item.chain.recorded:
-                    units[call.model].lane.stats.planned += 1
+        for key, count in counts.items():
+            units[key].lane.stats.planned += count.calls
         result.lanes = {key: unit.lane for key, unit in units.items()}
         # The budget covers the whole run, so a resume counts what earlier sessions spent.
         spent_before = sum(a.cost_usd or 0.0 for a in audit_run(run_dir, config))
@@ -108,7 +106,7 @@ async def run_session(
         executor = CallExecutor(ledger, transport)
         on_ok = verifier.submit if any(b.verifies for b in benchmarks.values()) else None
         scheduler = Scheduler(ledger, executor, units, benchmarks, budget, on_ok)
-        await _drive(scheduler, work, lanes, progress)
+        await _drive(scheduler, ledger.pending_batches(), counts, lanes, progress)
         await verifier.drain()
         result.mismatches = scheduler.mismatches
         result.failures = scheduler.failures
@@ -126,12 +124,16 @@ async def run_session(
 
 
 async def _drive(
-    scheduler: Scheduler, work: list[ChainWork], lanes: Mapping[str, Lane], stream: TextIO | None
+    scheduler: Scheduler,
+    source: AsyncGenerator[list[PendingChain]],
+    counts: Mapping[str, PendingCount],
+    lanes: Mapping[str, Lane],
+    stream: TextIO | None,
 ) -> None:
     reporter = ProgressReporter(lanes, stream or sys.stderr)
     task = asyncio.create_task(reporter.run())
     try:
-        await scheduler.run(work)
+        await scheduler.run(source, counts)
     finally:
         reporter.stop()
         await task
