@@ -40,11 +40,13 @@ reads one chain with it)."""
 
 # The highest attempt of a call without a final outcome (resume continues numbering from it):
 # one seek to the end of the call's range in the attempts_call index.
-_PAGE = CHAIN_SELECT.replace(
+_WITH_ATTEMPT = CHAIN_SELECT.replace(
     "FROM planned p",
     ", CASE WHEN f.status IS NULL THEN"
     " (SELECT max(a.attempt) FROM attempts a WHERE a.call_id = p.call_id) END\nFROM planned p",
-) + ("WHERE p.chain_id > ? ORDER BY p.chain_id, p.step LIMIT ?")
+)
+_PAGE = _WITH_ATTEMPT + "WHERE p.chain_id > ? ORDER BY p.chain_id, p.step LIMIT ?"
+_ONE_CHAIN = _WITH_ATTEMPT + "WHERE p.chain_id = ? ORDER BY p.step"
 
 _COUNTS = f"""
 SELECT p.model, count(*), count(DISTINCT p.chain_id) FROM planned p
@@ -66,7 +68,8 @@ def count_pending(path: Path) -> dict[str, PendingCount]:
 
 class PendingStream:
     """The pending chains in chain_id order, a batch of about `batch_calls` calls at a time
-    (whole chains: a batch holds at most twice that, or one chain longer than it)."""
+    (whole chains: a batch holds fewer than `batch_calls` + max(`batch_calls`, its longest
+    chain) calls)."""
 
     def __init__(self, path: Path, batch_calls: int = BATCH_CALLS) -> None:
         self.path = path
@@ -74,7 +77,6 @@ class PendingStream:
         self._conn = connect_ro(path, any_thread=True)
         self._conn.execute("PRAGMA cache_size = -65536")
         self._after = ""
-        self._page = batch_calls
         self._ended = False
         self._closed = False
         # close() may come from another thread while a page is being read (a cancelled run).
@@ -100,17 +102,16 @@ class PendingStream:
         batch: list[PendingChain] = []
         calls = 0
         while calls < self.batch_calls and not self._ended:
-            rows = self._conn.execute(_PAGE, (self._after, self._page)).fetchall()
-            if len(rows) < self._page:
+            rows = self._conn.execute(_PAGE, (self._after, self.batch_calls)).fetchall()
+            if len(rows) < self.batch_calls:
                 self._ended = True
             else:
                 # The last chain of a full page may continue on the next one: read it there.
                 last = rows[-1][1]
                 while rows and rows[-1][1] == last:
                     rows.pop()
-                if not rows:  # one chain longer than a page
-                    self._page *= 2
-                    continue
+                if not rows:  # one chain longer than a page: read it alone
+                    rows = self._conn.execute(_ONE_CHAIN, (last,)).fetchall()
             for group in _groups(rows):
                 if any(r[9] is None for r in group):
                     attempts = {r[0]: r[14] for r in group if r[14] is not None}
