@@ -4,7 +4,7 @@ Usage: .venv/bin/python bench/ledger_scale.py [--calls N] [--dir PATH]
 
 Prints seconds per phase and the peak RSS of this process (resource.getrusage ru_maxrss).
 The plan is shaped like a real sweep: 4 models x chains of 10 steps, 64-hex call ids, a small
-spec per call; 10% of calls get a final outcome first, so pending_chains does real filtering.
+spec per call; 10% of calls get a final outcome first, so the pending stream does real filtering.
 """
 
 from __future__ import annotations
@@ -96,14 +96,15 @@ async def main(n: int, run_dir: Path) -> None:
         print(
             f"events ({done} calls x 3 rows): {t3 - t2:.1f} s ({3 * done / (t3 - t2):,.0f} rows/s)"
         )
-        chains = await ledger.pending_chains()
+        chains = calls = 0
+        async for batch in ledger.pending_batches():  # as resume reads them: batch by batch
+            chains += len(batch)
+            calls += sum(len(c.calls) for c in batch)
         t4 = time.perf_counter()
-        calls = sum(len(c.calls) for c in chains)
         print(
-            f"pending_chains ({len(chains)} chains, {calls} calls): {t4 - t3:.1f} s, "
+            f"pending_batches ({chains} chains, {calls} calls): {t4 - t3:.1f} s, "
             f"rss {rss_mb():.0f} MB"
         )
-        del chains
     print(
         f"total {time.perf_counter() - t0:.1f} s; peak RSS {rss_mb():.0f} MB; "
         f"ledger {(run_dir / 'ledger.sqlite').stat().st_size / 1e6:.0f} MB"

@@ -3,7 +3,7 @@
 from evaltally.ledger.bodies import unpack as unpack_body
 from evaltally.ledger.chain import plan_fingerprint
 from evaltally.ledger.export import ExportRow, export_rows, export_run
-from evaltally.ledger.results import PendingChain, PlanDelta, RecordedAnswer
+from evaltally.ledger.results import PendingChain, PendingCount, PlanDelta, RecordedAnswer
 from evaltally.ledger.schema import SCHEMA_VERSION
 from evaltally.ledger.status import RunStatus, StatusCounts, latest_meta, run_status
 from evaltally.ledger.store import Ledger
@@ -14,6 +14,7 @@ __all__ = [
     "ExportRow",
     "Ledger",
     "PendingChain",
+    "PendingCount",
     "PlanDelta",
     "RecordedAnswer",
     "RunStatus",

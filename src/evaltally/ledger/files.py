@@ -87,13 +87,14 @@ def _size(path: Path) -> int:
         return 0
 
 
-def connect_ro(path: Path) -> sqlite3.Connection:
+def connect_ro(path: Path, *, any_thread: bool = False) -> sqlite3.Connection:
     """A read-only connection for status/export/verify: never writes, works while a run is live,
-    and on read-only storage (see _open_ro)."""
+    and on read-only storage (see _open_ro). `any_thread`: used by one thread at a time, but not
+    always the same one (asyncio.to_thread)."""
     if not path.exists():
         raise LedgerError(f"{path} does not exist; start a run with `tally run <config>`")
     check_file(path)
-    conn = _open_ro(path)
+    conn = _open_ro(path, any_thread)
     try:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     except sqlite3.Error as exc:
@@ -111,9 +112,9 @@ def connect_ro(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _open_ro(path: Path) -> sqlite3.Connection:
+def _open_ro(path: Path, any_thread: bool = False) -> sqlite3.Connection:
     try:
-        return _probe(f"file:{path}?mode=ro")
+        return _probe(f"file:{path}?mode=ro", any_thread)
     except sqlite3.Error as exc:
         if _code(exc) not in (_SQLITE_READONLY, _SQLITE_CANTOPEN):
             raise translate(exc, path, "open the ledger read-only") from exc
@@ -130,13 +131,13 @@ def _open_ro(path: Path) -> sqlite3.Connection:
             "cleanly); copy the run directory to writable storage and run the command there"
         ) from cause
     try:
-        return _probe(f"file:{path}?immutable=1")
+        return _probe(f"file:{path}?immutable=1", any_thread)
     except sqlite3.Error as exc:
         raise translate(exc, path, "open the ledger read-only") from exc
 
 
-def _probe(uri: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(uri, uri=True)
+def _probe(uri: str, any_thread: bool) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, check_same_thread=not any_thread)
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except BaseException:

@@ -1,17 +1,19 @@
 """What remains of a run: the chains that still have a call without a final outcome.
 
-Runs on its own read-only connection in a worker thread (the writer's connection stays free).
-One pass over planned in (chain_id, step) order through the planned_chain index, joined to each
-call's final outcome; objects are only built for chains that are still pending, and repeated
-strings are shared, so a 1,000,000-call plan fits comfortably in memory.
+Read in bounded batches, so memory does not grow with the sweep: `PendingStream` walks planned
+in (chain_id, step) order through the planned_chain index, one page per query (keyset: chain ids
+after the last one read), joined to each call's final outcome and its highest attempt number.
+Objects are only built for chains that are still pending, and repeated strings are shared.
+Each page is its own read transaction on a read-only connection, so the run's writer is never
+held up; chains after the last one read cannot have changed meanwhile, because the runner only
+sends calls of chains it has been given.
 """
 
 from __future__ import annotations
 
-import gc
 import sqlite3
 import sys
-from collections.abc import Iterator
+import threading
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -19,18 +21,13 @@ from typing import Any
 import orjson
 
 from evaltally.ledger.files import connect_ro, translate
-from evaltally.ledger.results import PendingChain, RecordedAnswer
+from evaltally.ledger.results import PendingChain, PendingCount, RecordedAnswer
 from evaltally.records import PlannedCall, Status
 
 FINAL = "('ok', 'parse_error')"
 
-# Highest attempt number of each call that has no final outcome yet (resume continues from it).
-# A separate grouped scan of the attempts index is much cheaper than a lookup per planned call.
-_ATTEMPTS = f"""
-SELECT a.call_id, max(a.attempt) FROM attempts a
-WHERE NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.call_id = a.call_id AND o.status IN {FINAL})
-GROUP BY a.call_id
-"""
+BATCH_CALLS = 20_000
+"""Planned calls (of pending chains) per batch: about 16 MB of chains in memory."""
 
 CHAIN_SELECT = f"""
 SELECT p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.item_id, p.sample, p.protocol,
@@ -41,25 +38,101 @@ LEFT JOIN outcomes f ON f.call_id = p.call_id AND f.status IN {FINAL}
 """Every planned call with its final outcome (if any); append WHERE/ORDER BY (ledger/recorded.py
 reads one chain with it)."""
 
-_QUERY = CHAIN_SELECT + "ORDER BY p.chain_id, p.step"
+# The highest attempt of a call without a final outcome (resume continues numbering from it):
+# one seek to the end of the call's range in the attempts_call index.
+_WITH_ATTEMPT = CHAIN_SELECT.replace(
+    "FROM planned p",
+    ", CASE WHEN f.status IS NULL THEN"
+    " (SELECT max(a.attempt) FROM attempts a WHERE a.call_id = p.call_id) END\nFROM planned p",
+)
+_PAGE = _WITH_ATTEMPT + "WHERE p.chain_id > ? ORDER BY p.chain_id, p.step LIMIT ?"
+_ONE_CHAIN = _WITH_ATTEMPT + "WHERE p.chain_id = ? ORDER BY p.step"
+
+_COUNTS = f"""
+SELECT p.model, count(*), count(DISTINCT p.chain_id) FROM planned p
+WHERE NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.call_id = p.call_id AND o.status IN {FINAL})
+GROUP BY p.model
+"""
 
 
-def compute_pending(path: Path) -> list[PendingChain]:
+def count_pending(path: Path) -> dict[str, PendingCount]:
+    """Model key -> what remains for it, counted inside SQLite (nothing per call in Python)."""
     conn = connect_ro(path)
-    # Building ~1M small objects triggers the cyclic GC over and over (it scans every live
-    # object each time); none of these objects form cycles, so pause it for the build.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
     try:
-        conn.execute("PRAGMA cache_size = -65536")
-        attempts = dict(conn.execute(_ATTEMPTS).fetchall())
-        return list(_chains(conn, attempts))
+        return {m: PendingCount(n, c) for m, n, c in conn.execute(_COUNTS).fetchall()}
     except sqlite3.Error as exc:
-        raise translate(exc, path, "compute the remaining work") from exc
+        raise translate(exc, path, "count the remaining work") from exc
     finally:
         conn.close()
-        if gc_was_enabled:
-            gc.enable()
+
+
+class PendingStream:
+    """The pending chains in chain_id order, a batch of about `batch_calls` calls at a time
+    (whole chains: a batch holds fewer than `batch_calls` + max(`batch_calls`, its longest
+    chain) calls)."""
+
+    def __init__(self, path: Path, batch_calls: int = BATCH_CALLS) -> None:
+        self.path = path
+        self.batch_calls = batch_calls
+        self._conn = connect_ro(path, any_thread=True)
+        self._conn.execute("PRAGMA cache_size = -65536")
+        self._after = ""
+        self._ended = False
+        self._closed = False
+        # close() may come from another thread while a page is being read (a cancelled run).
+        self._lock = threading.Lock()
+
+    def next_batch(self) -> list[PendingChain]:
+        """The next pending chains; an empty list once every chain has been read."""
+        with self._lock:
+            try:
+                return self._batch()
+            except sqlite3.Error as exc:
+                raise translate(exc, self.path, "read the remaining work") from exc
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = self._ended = True
+        self._conn.interrupt()
+        with self._lock:
+            self._conn.close()
+
+    def _batch(self) -> list[PendingChain]:
+        batch: list[PendingChain] = []
+        calls = 0
+        while calls < self.batch_calls and not self._ended:
+            rows = self._conn.execute(_PAGE, (self._after, self.batch_calls)).fetchall()
+            if len(rows) < self.batch_calls:
+                self._ended = True
+            else:
+                # The last chain of a full page may continue on the next one: read it there.
+                last = rows[-1][1]
+                while rows and rows[-1][1] == last:
+                    rows.pop()
+                if not rows:  # one chain longer than a page: read it alone
+                    rows = self._conn.execute(_ONE_CHAIN, (last,)).fetchall()
+            for group in _groups(rows):
+                if any(r[9] is None for r in group):
+                    attempts = {r[0]: r[14] for r in group if r[14] is not None}
+                    chain = build_chain([r[:14] for r in group], attempts)
+                    batch.append(chain)
+                    calls += len(chain.calls)
+            if rows:
+                self._after = rows[-1][1]
+        return batch
+
+
+def _groups(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
+    """Rows split by chain, one row per call."""
+    groups: list[list[tuple[Any, ...]]] = []
+    for row in rows:
+        if not groups or row[1] != groups[-1][0][1]:
+            groups.append([row])
+        elif row[0] != groups[-1][-1][0]:
+            groups[-1].append(row)
+        # else: a second final outcome of one call (verify reports it); the first one counts
+    return groups
 
 
 def _spec(text: str) -> dict[str, Any]:
@@ -70,24 +143,6 @@ def _spec(text: str) -> dict[str, Any]:
             # one copy. sys.intern is a C call and interned strings are freed when unused.
             spec[key] = sys.intern(value)
     return spec
-
-
-def _chains(conn: sqlite3.Connection, attempts: dict[str, int]) -> Iterator[PendingChain]:
-    cur = conn.execute(_QUERY)
-    group: list[tuple[Any, ...]] = []
-    chain_id: str | None = None
-    while page := cur.fetchmany(10000):
-        for row in page:
-            if row[1] != chain_id:
-                if group and any(r[9] is None for r in group):
-                    yield build_chain(group, attempts)
-                group = []
-                chain_id = row[1]
-            elif row[0] == group[-1][0]:
-                continue  # a second final outcome (verify reports it); the first one counts
-            group.append(row)
-    if group and any(r[9] is None for r in group):
-        yield build_chain(group, attempts)
 
 
 def build_chain(rows: list[tuple[Any, ...]], attempts_by_call: dict[str, int]) -> PendingChain:

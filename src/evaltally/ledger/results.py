@@ -49,6 +49,16 @@ class PendingChain:
 
 
 @dataclass(frozen=True, slots=True)
+class PendingCount:
+    """What remains for one model."""
+
+    calls: int
+    """Its calls without a final outcome."""
+    chains: int
+    """Chains with at least one such call."""
+
+
+@dataclass(frozen=True, slots=True)
 class ToVerify:
     """An ok answer whose benchmark verifies answers, as the verifier needs it."""
 

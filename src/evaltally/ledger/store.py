@@ -13,7 +13,7 @@ import asyncio
 import os
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import AsyncGenerator, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -35,8 +35,8 @@ from evaltally.ledger.files import (
     write_failure,
 )
 from evaltally.ledger.lock import RunLock
-from evaltally.ledger.pending import compute_pending
-from evaltally.ledger.results import PendingChain, PlanDelta, ToVerify
+from evaltally.ledger.pending import BATCH_CALLS, PendingStream, count_pending
+from evaltally.ledger.results import PendingChain, PendingCount, PlanDelta, ToVerify
 from evaltally.ledger.schema import CHAINED_TABLES, MIGRATIONS, MIGRATIONS_TABLE, SCHEMA_VERSION
 from evaltally.ledger.usage import NO_USAGE, bound_usage, with_note
 from evaltally.ledger.verifications import answers_to_verify
@@ -306,9 +306,28 @@ class Ledger:
         await self.flush()
         return len(rows)
 
-    async def pending_chains(self) -> list[PendingChain]:
+    async def pending_counts(self) -> dict[str, PendingCount]:
+        """Model key -> calls (and chains) without a final outcome."""
         await self.flush()
-        return await asyncio.to_thread(compute_pending, self.path)
+        return await asyncio.to_thread(count_pending, self.path)
+
+    async def pending_batches(
+        self, batch_calls: int = BATCH_CALLS
+    ) -> AsyncGenerator[list[PendingChain]]:
+        """The chains with a call still to make, in chain_id order, in batches of about
+        `batch_calls` calls (ledger/pending.py); read on a worker thread. Close it (aclose,
+        contextlib.aclosing) when stopping early."""
+        await self.flush()
+        stream = await asyncio.to_thread(PendingStream, self.path, batch_calls)
+        try:
+            while batch := await asyncio.to_thread(stream.next_batch):
+                yield batch
+        finally:
+            stream.close()
+
+    async def pending_chains(self) -> list[PendingChain]:
+        """Every pending chain at once: for small runs and tests (a sweep streams them)."""
+        return [chain async for batch in self.pending_batches() for chain in batch]
 
     # -- verification -----------------------------------------------------------------------
 

@@ -6,7 +6,8 @@ this lane. When the chain's next step belongs to another model's lane (an observ
 its judge is next), the chain is handed to that lane's queue and the slot takes the next chain.
 So calls inside a chain never overlap, every step waits only for its own endpoint, and one slow
 or failing endpoint never holds a slot of another. Chains already started come first on a
-lane; then chains with the most remaining calls (the critical path of the sweep).
+lane; then chains with the most remaining calls (the critical path of the sweep) within each
+batch the pending stream delivers (runner/feed.py keeps a bounded window of chains in memory).
 """
 
 from __future__ import annotations
@@ -14,14 +15,16 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
 
 from evaltally.benchmarks.base import Benchmark, StepAnswer
 from evaltally.errors import EvaltallyError
-from evaltally.ledger import Ledger, PendingChain, RecordedAnswer
+from evaltally.ledger import Ledger, PendingChain, PendingCount, RecordedAnswer
+from evaltally.ledger.pending import BATCH_CALLS
 from evaltally.records import PlannedCall, Status
 from evaltally.runner.call import CallExecutor, CallResult, LaneUnit, request_body, request_hash
+from evaltally.runner.feed import Feed
 from evaltally.runner.lane import Lane, LaneStopped
 
 BudgetCheck = Callable[[], str | None]
@@ -96,41 +99,59 @@ class Scheduler:
         self.failures: list[str] = []
         """One line per call that ended failed (which call, why), for the end-of-run summary."""
         self._queues: dict[int, _LaneQueue] = {}
-        self._open = 0
 
     def _queue(self, lane: Lane) -> _LaneQueue:
         return self._queues.setdefault(id(lane), _LaneQueue(lane))
 
-    async def run(self, work: list[ChainWork]) -> None:
-        for unit in self.units.values():
-            self._queue(unit.lane)
-        for item in sorted(work, key=lambda w: (-w.remaining, w.chain.chain_id)):
-            recorded = item.chain.recorded
-            lanes = [self.units[c.model].lane for c in item.chain.calls if c.step not in recorded]
-            self._queue(lanes[0]).fresh.append(item)
-            for lane in {id(lane): lane for lane in lanes}.values():
-                self._queue(lane).reach += 1
-        self._open = len(work)
+    async def run(
+        self,
+        source: AsyncGenerator[list[PendingChain]],
+        counts: Mapping[str, PendingCount],
+        low_water: int = BATCH_CALLS,
+    ) -> None:
+        """Drive every chain `source` yields (Ledger.pending_batches); `counts` (model key ->
+        what remains, Ledger.pending_counts) sizes each lane's slots before the chains arrive."""
+        for key, unit in self.units.items():
+            queue = self._queue(unit.lane)
+            if key in counts:
+                queue.reach += counts[key].chains
+        feed = Feed(source, self._place, low_water)
         try:
             async with asyncio.TaskGroup() as group:
+                group.create_task(self._supply(feed))
                 for queue in self._queues.values():
                     for _ in range(min(queue.lane.limits.concurrency, queue.reach)):
-                        group.create_task(self._slot(queue))
+                        group.create_task(self._slot(queue, feed))
         except BaseExceptionGroup as eg:
             raise first_error(eg) from None
 
-    async def _slot(self, queue: _LaneQueue) -> None:
+    def _place(self, chain: PendingChain) -> None:
+        first = next(c for c in chain.calls if c.step not in chain.recorded)
+        queue = self._queue(self.units[first.model].lane)
+        queue.fresh.append(ChainWork(chain, chain.attempts_so_far))
+        queue.ready.set()
+
+    async def _supply(self, feed: Feed) -> None:
+        await feed.run()
+        self._wake_if_finished(feed)
+
+    def _wake_if_finished(self, feed: Feed) -> None:
+        if feed.finished:
+            for queue in self._queues.values():
+                queue.ready.set()
+
+    async def _slot(self, queue: _LaneQueue, feed: Feed) -> None:
         while True:
             work = queue.pop()
             if work is not None:
-                await self._advance(queue.lane, work)
+                await self._advance(queue.lane, work, feed)
                 continue
-            if self._open == 0:
+            if feed.finished:
                 return
             queue.ready.clear()
             await queue.ready.wait()
 
-    async def _advance(self, lane: Lane, work: ChainWork) -> None:
+    async def _advance(self, lane: Lane, work: ChainWork, feed: Feed) -> None:
         """Run `work`'s steps on `lane` until the chain ends or its next step is elsewhere."""
         chain = work.chain
         bench = self.benchmarks[chain.calls[0].benchmark]
@@ -168,10 +189,8 @@ class Scheduler:
             work.earlier.append(answer)
             work.known_since.append(math.inf)
             work.position += 1
-        self._open -= 1
-        if self._open == 0:
-            for queue in self._queues.values():
-                queue.ready.set()
+        feed.release(chain)
+        self._wake_if_finished(feed)
 
     async def _run_call(
         self, unit: LaneUnit, bench: Benchmark, call: PlannedCall, work: ChainWork

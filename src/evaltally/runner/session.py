@@ -1,6 +1,7 @@
 """One `tally run` / `tally resume` session: plan first, then drive what remains.
 
-config -> plan -> ledger(planned) -> pending chains -> scheduler -> outcomes. A run directory
+config -> plan -> ledger(planned) -> pending chains (streamed in batches) -> scheduler ->
+outcomes (batch-mode models: rounds of provider batches, docs/batch.md). A run directory
 keeps a copy of the config it was started with (run_dir.py); resume reads that copy. The copy is
 written right after the ledger is created, so a config copy beside a missing or empty ledger
 means the ledger was lost.
@@ -15,7 +16,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -25,7 +26,7 @@ from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import SweepConfig, read_api_keys
 from evaltally.config_checks import make_run_dir
 from evaltally.errors import RunTerminated
-from evaltally.ledger import Ledger
+from evaltally.ledger import Ledger, PendingChain, PendingCount
 from evaltally.plan import iter_plan
 from evaltally.run_dir import CONFIG_COPY, keep_config_copy
 from evaltally.runner.batch import BatchBudget, BatchDriver, refuse_open_batches_in_sync_mode
@@ -132,13 +133,10 @@ async def _session(
         keep_config_copy(config, run_dir)  # only now: a refused plan leaves the copy as it was
         interrupted = await ledger.mark_interrupted()
         await refuse_open_batches_in_sync_mode(ledger, units)
-        pending = await ledger.pending_chains()
+        counts = await ledger.pending_counts()
         result = SessionResult(run_dir, delta.total, delta.added, interrupted_attempts=interrupted)
-        work = [ChainWork(chain, chain.attempts_so_far) for chain in pending]
-        for item in work:
-            for call in item.chain.calls:
-                if call.step not in item.chain.recorded:
-                    units[call.model].lane.stats.planned += 1
+        for key, count in counts.items():
+            units[key].lane.stats.planned += count.calls
         result.lanes = {key: unit.lane for key, unit in units.items()}
         lanes = result.endpoint_lanes
         await _resume_lanes(ledger, lanes)
@@ -152,8 +150,18 @@ async def _session(
         scheduler = Scheduler(ledger, executor, units, benchmarks, budget, on_ok)
         batch_budget = BatchBudget(limit, spent) if limit is not None else None
         batches = BatchDriver(scheduler, transport, batch_budget)
+        batched = {key for key, unit in units.items() if unit.model.mode == "batch"}
+        # Rounds span all of a batch-mode model's chains, so those are read at once; the rest
+        # stream in bounded batches.
+        batch_work = [
+            ChainWork(chain, chain.attempts_so_far)
+            for chain in (await ledger.pending_chains() if batched else [])
+            if chain.calls[0].model in batched
+        ]
+        sync_counts = {key: count for key, count in counts.items() if key not in batched}
+        source = _without(ledger.pending_batches(), batched)
         try:
-            await _drive(scheduler, batches, work, lanes, progress)
+            await _drive(scheduler, batches, (source, sync_counts), batch_work, lanes, progress)
         finally:
             await _record_lanes(ledger, lanes)
         await verifier.drain()
@@ -220,25 +228,39 @@ async def _finish(ledger: Ledger, transport: Transport | None) -> None:
         await ledger.close()
 
 
+Stream = tuple[AsyncGenerator[list[PendingChain]], Mapping[str, PendingCount]]
+"""The synchronous chains as the scheduler reads them: batches of pending chains, and what
+remains per model (sizes each lane's slots before the chains arrive)."""
+
+
+async def _without(
+    source: AsyncGenerator[list[PendingChain]], batched: set[str]
+) -> AsyncGenerator[list[PendingChain]]:
+    """The stream less the chains a batch-mode model answers (the chain's first step's model)."""
+    try:
+        async for batch in source:
+            kept = [chain for chain in batch if chain.calls[0].model not in batched]
+            if kept:
+                yield kept
+    finally:
+        await source.aclose()
+
+
 async def _drive(
     scheduler: Scheduler,
     batches: BatchDriver,
-    work: list[ChainWork],
+    sync: Stream,
+    batch_work: list[ChainWork],
     lanes: Mapping[str, Lane],
     stream: TextIO | None,
 ) -> None:
-    """Synchronous lanes and batch-mode models (docs/batch.md) side by side. A chain goes to
-    the batch driver when the model of its first step runs in batch mode."""
-
-    def batched(item: ChainWork) -> bool:
-        return scheduler.units[item.chain.calls[0].model].model.mode == "batch"
-
+    """Synchronous lanes and batch-mode models (docs/batch.md) side by side."""
     reporter = ProgressReporter(lanes, stream or sys.stderr)
     task = asyncio.create_task(reporter.run())
     try:
         async with asyncio.TaskGroup() as group:
-            group.create_task(scheduler.run([w for w in work if not batched(w)]))
-            group.create_task(batches.run([w for w in work if batched(w)]))
+            group.create_task(scheduler.run(*sync))
+            group.create_task(batches.run(batch_work))
     finally:
         reporter.stop()
         await task
