@@ -136,7 +136,7 @@ def _open_ro(path: Path, any_thread: bool = False) -> sqlite3.Connection:
         raise translate(exc, path, "open the ledger read-only") from exc
 
 
-def _probe(uri: str, any_thread: bool) -> sqlite3.Connection:
+def _probe(uri: str, any_thread: bool = False) -> sqlite3.Connection:
     conn = sqlite3.connect(uri, uri=True, check_same_thread=not any_thread)
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
