@@ -1,6 +1,8 @@
 """The batch driver: models with `mode = "batch"` run their chains in rounds through the
-provider's batch API (docs/batch.md). `BatchDriver` is the entry point; touch.py names the
-places where it meets the synchronous path."""
+provider's batch API (docs/batch.md). `BatchDriver` is the entry point. Batch calls meet the
+synchronous path at exactly the same places: the benchmark's `render`, `runner.call`'s
+`completion_result`, and the scheduler's `record` and `check_recorded` (over the same
+`ChainWork` walk, cursor.py), so prompts, parsing, statuses and counters are the sync ones."""
 
 from evaltally.runner.batch.driver import (
     BatchBudget,

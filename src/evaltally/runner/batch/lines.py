@@ -16,10 +16,9 @@ from evaltally.adapters.base import HttpAdapter, HttpResponse
 from evaltally.adapters.batch.base import LineResult
 from evaltally.ledger import Ledger
 from evaltally.records import AttemptError, Completion, ErrorAction, PlannedCall, Status
-from evaltally.runner.batch import touch
 from evaltally.runner.batch.control import stop_lane
 from evaltally.runner.batch.lifecycle import Batch, Member
-from evaltally.runner.call import CallResult, LaneUnit
+from evaltally.runner.call import CallResult, LaneUnit, completion_result
 
 Record = Callable[[PlannedCall, CallResult], None]
 
@@ -72,7 +71,7 @@ class LineRecorder:
         if cursor is None:
             return
         attempts = max(1, cursor.sent[member.call.call_id])
-        result = touch.parse(
+        result = completion_result(
             cursor.bench, member.call, completion, attempts, latency_ms, member.rhash
         )
         cursor.finish(member.call, result, self.record)

@@ -24,7 +24,6 @@ from evaltally.adapters.batch.base import BatchItem, BatchLimits, LineResult, no
 from evaltally.ledger import RecordedAnswer
 from evaltally.ledger.batches import OpenBatch
 from evaltally.records import AttemptError, PlannedCall, Status
-from evaltally.runner.batch import touch
 from evaltally.runner.batch.control import BatchControlError, Control
 from evaltally.runner.batch.cursor import ChainCursor, Proof
 from evaltally.runner.batch.lifecycle import Batch, Lifecycle, Member
@@ -65,13 +64,11 @@ class ModelRounds:
     # -- chains ------------------------------------------------------------------------------
 
     def _record(self, call: PlannedCall, result: CallResult) -> None:
-        touch.record(self.scheduler, self.unit, call, result)
+        self.scheduler.record(self.unit, call, result)
 
     def _prove(self, cursor: ChainCursor) -> Proof:
         def prove(call: PlannedCall, work: ChainWork, recorded: RecordedAnswer) -> str | None:
-            return touch.check_recorded(
-                self.scheduler, self.unit, cursor.bench, call, work, recorded
-            )
+            return self.scheduler.check_recorded(self.unit, cursor.bench, call, work, recorded)
 
         return prove
 
@@ -111,7 +108,7 @@ class ModelRounds:
             self.unit.lane.stats.retries += len(retry)
 
     def _member(self, cursor: ChainCursor, call: PlannedCall) -> Member:
-        messages = touch.render(cursor.bench, call, cursor.earlier)
+        messages = cursor.bench.render(call, cursor.earlier)
         body = request_body(self.unit, messages)
         attempt = cursor.next_attempt(call)
         return Member(call, attempt, request_hash(body), cursor, body, messages)
@@ -246,7 +243,7 @@ class ModelRounds:
 
         async def one(member: Member) -> None:
             cursor = cast(ChainCursor, member.cursor)
-            messages = member.messages or touch.render(cursor.bench, member.call, cursor.earlier)
+            messages = member.messages or cursor.bench.render(member.call, cursor.earlier)
             async with gate:
                 try:
                     result = await self.scheduler.executor.run(
