@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from evaltally.config import Limits
 from evaltally.records import RateLimitSnapshot
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
-from evaltally.runner.lane import PAUSE_JITTER, Lane, LaneStopped
+from evaltally.runner.lane import PAUSE_JITTER, Lane, LaneStopped, Ticket
 from evaltally.runner.pacing import DECREASE, HEADROOM, SLOW_START_RATE
 
 
@@ -125,3 +126,37 @@ async def test_stopped_lane_refuses() -> None:
     lane.stop("credentials refused")
     with pytest.raises(LaneStopped, match="credentials refused"):
         await lane.acquire(0)
+
+
+async def test_a_lane_without_limits_holds_its_window_until_an_answer() -> None:
+    t = FakeTime()
+    lane = Lane("x", Limits(concurrency=64), clock=t.clock, sleep=t.sleep)
+    first = await lane.acquire(0)
+    t.now += 0.001
+    lane.release(first, None)
+    lane.accepted(first)
+    tickets = [await lane.acquire(0) for _ in range(12)]
+    # With a dozen out, answers take 50 times as long: requests are queueing somewhere.
+    t.now += 0.05
+    for ticket in tickets[:4]:
+        lane.release(ticket, None)
+        lane.accepted(ticket)
+    assert lane.window.limit is not None
+    while lane.stats.in_flight < lane.window.limit:
+        tickets.append(await lane.acquire(0))
+    blocked = asyncio.create_task(lane.acquire(0))
+    await asyncio.sleep(0.01)
+    assert not blocked.done()
+    lane.release(tickets[4], None)
+    assert isinstance(await asyncio.wait_for(blocked, 1.0), Ticket)
+
+
+async def test_an_advertised_limit_counts_what_the_slow_start_already_sent() -> None:
+    t = FakeTime()
+    lane = Lane("x", Limits(), clock=t.clock, sleep=t.sleep)
+    sent = [await lane.acquire(0) for _ in range(3)]  # the slow start's first three, in 20 ms
+    assert sent[-1].sent_at < 0.02
+    lane.observe(RateLimitSnapshot(limit_requests=600), sent_at=0.0)
+    # 600/min: the fourth leaves three intervals after the first, not at once.
+    fourth = await lane.acquire(0)
+    assert fourth.sent_at == pytest.approx(3 / (10 * HEADROOM))

@@ -12,7 +12,9 @@ from evaltally.runner.pacing import (
     HEADROOM,
     HOLD,
     MAX_BURST_S,
+    MAX_PATIENCE_S,
     RECOVER_AFTER_S,
+    RECOVER_STEP,
     SLOW_START_RATE,
     SLOW_START_STEP_S,
     AdaptiveRate,
@@ -121,7 +123,7 @@ def test_a_429_soon_after_a_cut_halves_the_rate() -> None:
     assert rate.pacer.rate == pytest.approx(start * DECREASE * FAST_DECREASE * DECREASE)
 
 
-def test_clean_periods_recover_additively_up_to_the_hold_only() -> None:
+def test_clean_periods_recover_stepwise_up_to_the_hold_only() -> None:
     rate = AdaptiveRate.per_minute(6000, now=0.0)
     assert rate.pacer is not None
     start = rate.pacer.rate
@@ -134,19 +136,115 @@ def test_clean_periods_recover_additively_up_to_the_hold_only() -> None:
     assert seen == sorted(seen)  # climbs, never jumps down without a 429
     assert rate.pacer.rate == pytest.approx(start * HOLD)
     steps = sorted(set(seen))
-    assert len(steps) >= 3  # several additive steps, each after a clean RECOVER_AFTER_S
+    assert len(steps) >= 3  # several steps, each after a clean RECOVER_AFTER_S
     assert len(steps) - 1 <= (30.0 - 1.0) / RECOVER_AFTER_S
+    assert all(b <= a * (1 + RECOVER_STEP) + 1e-9 for a, b in itertools.pairwise(steps))
 
 
-def test_limit_nobody_told_us_is_estimated_from_what_was_accepted() -> None:
-    # Unpaced lane; the provider accepted 100 requests in 0.2 s, then asks to wait 0.2 s until
-    # its window reopens: 100 per 0.4 s is what it allows, and the lane paces just under that.
+def accept(rate: AdaptiveRate, count: int, start: float, end: float) -> None:
+    """`count` answers without a 429, evenly between `start` and `end`."""
+    for i in range(count):
+        rate.accepted_one(1.0, start + (end - start) * i / max(1, count - 1))
+
+
+def test_limit_nobody_told_us_is_what_was_accepted_over_the_window_it_asks_to_wait() -> None:
+    # A 10 s window of 1,000: the unpaced lane got 1,000 through in 2.5 s, and the provider asks
+    # to wait the 7.5 s until the window reopens: 1,000 per 10 s, not the last second's 400.
     rate = AdaptiveRate.per_minute(None, now=0.0)
-    for i in range(100):
-        rate.accepted_one(1.0, 0.8 + i * 0.002)
-    assert rate.refused(now=1.0, sent_at=1.0, resume_at=1.2)
+    rate.sending_from(0.0)
+    accept(rate, 1000, 0.0, 2.5)
+    assert rate.refused(now=2.5, sent_at=2.5, resume_at=10.0, sending=400.0)
     assert rate.pacer is not None
-    assert rate.pacer.rate == pytest.approx(100 / (0.2 + 0.2) * HEADROOM, rel=0.05)
+    assert rate.pacer.rate == pytest.approx(100 * HEADROOM, rel=0.01)
+    # It was refused at 400/s: recovery may probe up to just under that, not beyond.
+    assert rate.hold == pytest.approx(400 * HOLD)
+
+
+def test_a_first_429_within_a_second_counts_a_second() -> None:
+    # 112 accepted in 0.12 s and a wait of 10 ms (a bucket of 100 refilling at 100/s): no
+    # provider enforces a window shorter than a second, so the estimate is 112/s, not 860/s.
+    rate = AdaptiveRate.per_minute(None, now=0.0)
+    rate.sending_from(0.0)
+    accept(rate, 112, 0.0, 0.12)
+    assert rate.refused(now=0.12, sent_at=0.12, resume_at=0.13, sending=2000.0)
+    assert rate.pacer is not None
+    assert rate.pacer.rate == pytest.approx(112 * HEADROOM)
+
+
+def test_an_advertised_limit_above_the_enforced_one_is_cut_to_what_was_accepted() -> None:
+    # Advertised 12,000/min, enforced 1,000 per 10 s: at 196/s the window is spent after 5.1 s
+    # and the provider asks for 4.9 s. The cut goes to 100/s at once (the last second alone,
+    # 196 accepted over 1 + 4.9 s, would say 33/s and leave the lane far below for long).
+    rate = AdaptiveRate.per_minute(None, now=0.0)
+    rate.adopt(12000, now=0.0)
+    rate.sending_from(0.0)
+    accept(rate, 1000, 0.0, 5.1)
+    assert rate.refused(now=5.1, sent_at=5.1, resume_at=10.0)
+    assert rate.pacer is not None
+    assert rate.pacer.rate == pytest.approx(100 * HEADROOM, rel=0.01)
+
+
+def test_an_estimate_never_cuts_a_paced_lane_below_half() -> None:
+    # A lane that had little to send accepted little: that is not the provider's limit.
+    rate = AdaptiveRate.per_minute(6000, now=0.0)
+    rate.sending_from(0.0)
+    accept(rate, 10, 0.0, 9.0)
+    assert rate.pacer is not None
+    start = rate.pacer.rate
+    assert rate.refused(now=10.0, sent_at=10.0, resume_at=10.0)
+    assert rate.pacer.rate == pytest.approx(start * FAST_DECREASE)
+
+
+def test_later_estimates_count_from_the_end_of_the_first_pause() -> None:
+    # A bucket that let a burst through: the first estimate is high. Each later 429 estimates
+    # from what was accepted since the lane resumed after the first (the bucket empty at both
+    # ends), a cut that comes soon after the last going no deeper than half.
+    rate = AdaptiveRate.per_minute(None, now=0.0)
+    rate.sending_from(0.0)
+    accept(rate, 1250, 0.0, 2.5)
+    assert rate.refused(now=2.5, sent_at=2.5, resume_at=2.51, sending=600.0)
+    assert rate.pacer is not None
+    first = rate.pacer.rate
+    assert first == pytest.approx(1250 / 2.51 * HEADROOM)
+    accept(rate, 10, 2.51, 2.6)
+    assert rate.refused(now=2.6, sent_at=2.6, resume_at=2.61)
+    assert rate.pacer.rate == pytest.approx(first * FAST_DECREASE)
+    accept(rate, 2, 2.61, 2.62)
+    assert rate.refused(now=2.63, sent_at=2.63, resume_at=2.64)
+    assert rate.pacer.rate == pytest.approx(first * FAST_DECREASE**2)
+    accept(rate, 100, 2.64, 3.6)
+    assert rate.refused(now=3.6, sent_at=3.6, resume_at=3.61)
+    assert rate.pacer.rate == pytest.approx(112 / (3.61 - 2.51) * HEADROOM)
+
+
+def test_a_probe_refused_where_the_last_was_waits_longer_before_the_next() -> None:
+    # Each time the lane climbs back and is refused at about the same rate, the clean time
+    # before its first step back up doubles, up to MAX_PATIENCE_S.
+    rate = AdaptiveRate.per_minute(6000, now=0.0)
+    assert rate.pacer is not None
+    first_steps, now = [], 0.0
+    for _ in range(6):
+        rate.refused(now=now, sent_at=now, resume_at=now)
+        cut, low = now, rate.pacer.rate
+        while rate.pacer.rate == low:
+            now += 0.01
+            rate.accepted_one(1.0, now)
+        first_steps.append(round(now - cut, 1))
+        while rate.pacer.rate < (rate.target or 0.0) - 1e-9:
+            now += 0.01
+            rate.accepted_one(1.0, now)
+    assert first_steps == [RECOVER_AFTER_S * 2**i for i in range(4)] + [MAX_PATIENCE_S] * 2
+
+
+def test_replay_charges_a_new_pacer_with_earlier_sends() -> None:
+    # Three requests left within 20 ms before a limit of 10/s was known: the next one leaves
+    # when even spacing from the first would have let it, 0.3 s after it.
+    pacer = Pacer.start(10.0, now=0.03)
+    pacer.replay([0.0, 0.01, 0.02], now=0.03)
+    assert pacer.wait_time(1, 0.03) == pytest.approx(0.27)
+    quiet = Pacer.start(10.0, now=5.0)
+    quiet.replay([0.0, 0.01], now=5.0)  # long ago: nothing to charge
+    assert quiet.wait_time(1, 5.0) == 0.0
 
 
 def test_settled_rate_starts_a_resumed_lane_there() -> None:

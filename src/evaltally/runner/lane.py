@@ -10,7 +10,9 @@ workers paced at 100 requests/s wakes once per request, not 64 times.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +22,7 @@ from evaltally.records import RateLimitSnapshot
 from evaltally.runner import clock as clk
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
 from evaltally.runner.pacing import AdaptiveRate, SlowStart
+from evaltally.runner.window import InflightWindow
 
 # The one cap on a wait a provider can ask for (Retry-After, retry-after-ms, rate-limit reset
 # headers, a body's retry hint). A longer wait is a quota, not a rate limit: the lane stops and
@@ -32,6 +35,9 @@ MAX_POLL_S = 0.5
 # A pause lasts what the provider asked plus up to this share of it (at most 1 s), so the lane's
 # retries do not all land at the instant its window reopens.
 PAUSE_JITTER = 0.05
+# What a lane that knows no request limit remembers of its sends: the last second's, to measure
+# the rate a 429 refused and to charge a limit advertised meanwhile with them.
+RECENT_SENDS_S = 1.0
 
 
 class LaneStopped(EvaltallyError):
@@ -90,6 +96,11 @@ class Lane:
         self.slow_start = SlowStart()
         if self.requests.pacer is not None:
             self.slow_start.finish()
+        # While no request limit is known, the in-flight count is held down once latency shows
+        # the requests queueing (runner/window.py), so the first 429 finds few in flight.
+        self.window = InflightWindow()
+        self._answered = asyncio.Event()
+        self._recent_sends: deque[float] = deque()
         self.breaker = CircuitBreaker(limits.breaker_threshold, limits.breaker_cooldown_s)
         self.pause_until = 0.0
         self.stop_reason: str | None = None
@@ -145,17 +156,33 @@ class Lane:
                 if wait <= 0:
                     wait = self.breaker.wait_time(now)
                 if wait <= 0:
+                    if self.requests.pacer is None and self.window.full(self.stats.in_flight):
+                        await self._next_answer()
+                        continue
                     break
                 step = min(wait, MAX_POLL_S)
                 self.stats.wait_s += step
                 await self.sleep(step)
             if self.requests.pacer:
                 self.requests.pacer.take(1, now)
+            else:
+                self._recent_sends.append(now)
+                while self._recent_sends[0] <= now - RECENT_SENDS_S:
+                    self._recent_sends.popleft()
             if self.tokens.pacer:
                 self.tokens.pacer.take(tokens, now)
+            if not self.stats.attempts:
+                self.requests.sending_from(now)
+                self.tokens.sending_from(now)
             self.stats.in_flight += 1
             self.stats.attempts += 1
             return Ticket(now, tokens)
+
+    async def _next_answer(self) -> None:
+        """Wait until a request of this lane is answered (or MAX_POLL_S, to notice a stop)."""
+        self._answered.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._answered.wait(), MAX_POLL_S)
 
     def release(
         self, ticket: Ticket, used_tokens: int | None, *, provider_counted: bool = False
@@ -165,6 +192,7 @@ class Lane:
         provider's figure (already applied by observe()) is the truth and nothing is given back
         (OpenAI-style limits charge max_tokens whatever the answer's length)."""
         self.stats.in_flight -= 1
+        self._answered.set()
         if provider_counted or self.tokens.pacer is None or used_tokens is None:
             return
         if used_tokens < ticket.tokens:
@@ -173,6 +201,8 @@ class Lane:
     def accepted(self, ticket: Ticket) -> None:
         """The provider answered without a 429 (whatever the answer): burst is earned."""
         now = self.clock()
+        if self.requests.pacer is None:
+            self.window.answered(now - ticket.sent_at, self.stats.in_flight, now)
         self.requests.accepted_one(1.0, now)
         self.tokens.accepted_one(max(1.0, ticket.tokens), now)
 
@@ -187,6 +217,8 @@ class Lane:
         if self.stop_reason:
             return
         ramp = self.slow_start.rate(now)
+        if ramp is None and self.requests.pacer is None and self._recent_sends:
+            ramp = len(self._recent_sends) / RECENT_SENDS_S
         self.slow_start.finish()
         resume_at = max(now, self.pause_until)
         # Headers say which limit ran out; without them, the request rate is the one to cut
@@ -232,8 +264,12 @@ class Lane:
             return
         now = self.clock()
         if snapshot.limit_requests:
+            unpaced = self.requests.pacer is None
             self.requests.adopt(snapshot.limit_requests, now)
             self.slow_start.finish()
+            if unpaced and self.requests.pacer is not None:
+                # What the slow start sent before the limit was known counts against it.
+                self.requests.pacer.replay(self._recent_sends, now)
         if snapshot.limit_tokens:
             self.tokens.adopt(snapshot.limit_tokens, now)
         for dim, remaining, reset in (

@@ -10,15 +10,17 @@ holds more than its share, and sends a burst only when it has been earned: the a
 at one request and grows while the provider keeps answering without a 429.
 
 A limit nobody told us about (or one tighter than configured or advertised) is found from 429s:
-each refusal cuts the rate (multiplicative decrease) and remembers where it was refused; a clean
-period lets it climb back (additive increase) no higher than just under that point.
+each refusal cuts the rate to what the provider was seen to accept (counted over the whole time
+since the lane began, or since its first refusal, plus the wait it asks for: a window's worth,
+whatever the window's length) and remembers where it was refused; a clean period lets it climb
+back by small multiplicative steps no higher than just under that point.
 """
 
 from __future__ import annotations
 
 import math
-from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Self
 
 HEADROOM = 0.98
@@ -31,14 +33,15 @@ second, at least one request): after an event-loop stall the lane catches up tha
 and a provider counting any one-second window still sees no more than its limit."""
 
 DECREASE = 0.9
-"""A 429 cuts the rate to this share of the rate that was refused (or of what the provider was
-seen to accept, if less). Gentle, because one 429 after a long clean run at a known limit is
+"""Without an estimate of what the provider accepts, a 429 cuts the rate to this share of the
+rate that was refused. Gentle, because one 429 after a long clean run at a known limit is
 usually arrival jitter; a second one within RECOVER_AFTER_S cuts by FAST_DECREASE."""
 
 FAST_DECREASE = 0.5
-"""The cut when the last one was less than RECOVER_AFTER_S ago: the rate is far above the limit
-(a provider whose large burst made it look fast), so it halves, and a limit 30 times lower than
-first guessed is found within a handful of 429s."""
+"""The cut when the last one was less than RECOVER_AFTER_S ago (too soon to measure anything):
+the rate is far above the limit (a provider whose large burst made it look fast), so it halves.
+No cut of a paced lane goes deeper than this, whatever the estimate: an estimate counts the
+time the lane had nothing to send as time the provider refused."""
 
 HOLD = 0.99
 """After a 429 the rate recovers to at most this share of the rate that was refused, so a limit
@@ -48,10 +51,29 @@ RECOVER_AFTER_S = 1.0
 """Clean time (no 429) before each additive step back up."""
 
 RECOVER_STEP = 0.05
-"""Each step adds this share of the rate the lane is recovering towards."""
+MAX_RECOVER_STEP = 0.2
+"""Each step goes halfway back to the rate last refused (binary search for the limit), by at
+least RECOVER_STEP and at most MAX_RECOVER_STEP of the current rate: a cut that went too deep
+(an estimate from a Retry-After in whole seconds, a halving) is undone within a few seconds,
+and a step near the refused rate overshoots by a few percent only."""
 
-OBSERVE_S = 1.0
-"""What the provider accepted in this trailing window estimates its limit after a 429."""
+MAX_PATIENCE_S = 16.0
+"""A probe refused within 5 % of where the last one was refused found the same limit: the clean
+time before the next step back up doubles (up to this), so a lane that knows its limit stops
+paying a 429 every few seconds to confirm it."""
+
+MIN_SPAN_S = 1.0
+"""The first refusal counts everything accepted since the lane began over at least this long:
+no provider enforces a window shorter than a second, so that much was allowed per second."""
+
+MIN_COUNT = 5
+"""A later refusal estimates from what was accepted since the first (a bucket drained, or a
+window full, at both), if that is at least this many; fewer say too little (it then halves,
+or cuts by DECREASE)."""
+
+HORIZON_S = 30.0
+"""The count restarts at a refusal once it spans this long, so the estimate follows a limit
+that changes during a long run."""
 
 MIN_RATE_PER_S = 1.0 / 60.0
 """Never slower than one request (or token) a minute."""
@@ -111,6 +133,15 @@ class Pacer:
         since = 0.0 if as_of is None else max(0.0, now - as_of) * self.rate
         self.level = min(self.level, remaining + since)
 
+    def replay(self, sent: Iterable[float], now: float) -> None:
+        """Requests that left before this pacer existed (times in order) count against it as if
+        it had paced them: the next one leaves when their even spacing would let it."""
+        due = float("-inf")
+        for at in sent:
+            due = max(due, at) + 1.0 / self.rate
+        self._refill(now)
+        self.level = min(self.level, 1.0 - max(0.0, due - now) * self.rate)
+
     def grow(self, amount: float) -> None:
         self.capacity = min(max(1.0, self.rate * MAX_BURST_S), self.capacity + amount)
 
@@ -143,7 +174,13 @@ class AdaptiveRate:
     """Whether the rate came from the provider (advertised, or found by 429s)."""
     cut_at: float = float("-inf")
     clean_since: float = 0.0
-    accepted: deque[tuple[float, float]] = field(default_factory=deque)
+    counting_since: float | None = None
+    """Start of the span whose accepted requests (or tokens), `counted`, estimate the limit at
+    the next 429: the lane's first send, then its first refusal (see HORIZON_S)."""
+    counted: float = 0.0
+    cuts: int = 0
+    refused_rate: float | None = None
+    patience: float = RECOVER_AFTER_S
 
     @classmethod
     def per_minute(cls, limit: float | None, now: float, start: float | None = None) -> Self:
@@ -182,43 +219,60 @@ class AdaptiveRate:
         elif self.pacer.rate > target:
             self.pacer.set_rate(target, now)
 
+    def sending_from(self, now: float) -> None:
+        """The lane sent its first request: the span of the first estimate starts here."""
+        if self.counting_since is None:
+            self.counting_since = now
+
     def accepted_one(self, cost: float, now: float) -> None:
         """The provider answered without a 429: earn burst, and recover after a clean period."""
-        self.accepted.append((now, cost))
-        while self.accepted[0][0] <= now - OBSERVE_S:
-            self.accepted.popleft()
+        self.counted += cost
         pacer, target = self.pacer, self.target
         if pacer is None or target is None:
             return
         pacer.grow(cost)
-        if pacer.rate < target and now - self.clean_since >= RECOVER_AFTER_S:
-            pacer.set_rate(min(target, pacer.rate + RECOVER_STEP * target), now)
+        if pacer.rate < target and now - self.clean_since >= self.patience:
+            step = min(
+                max((target - pacer.rate) / 2, RECOVER_STEP * pacer.rate),
+                MAX_RECOVER_STEP * pacer.rate,
+            )
+            pacer.set_rate(min(target, pacer.rate + step), now)
             self.clean_since = now
 
     def refused(
-        self, now: float, sent_at: float, resume_at: float, ramp_rate: float | None = None
+        self, now: float, sent_at: float, resume_at: float, sending: float | None = None
     ) -> bool:
         """A 429 for a request sent at `sent_at`; the lane resumes at `resume_at`; an unpaced
-        lane was sending at most `ramp_rate` (its slow start). Returns whether the rate was cut
-        (requests sent before the last cut were paced at the old rate and teach nothing new)."""
+        lane was sending about `sending` per second (its slow start, or what it measured).
+        Returns whether the rate was cut (requests sent before the last cut were paced at the
+        old rate and teach nothing new)."""
         self.clean_since = resume_at
         if self.pacer is not None:
             self.pacer.refused(resume_at)
         if sent_at < self.cut_at:
             return False
-        seen = self._observed(now, resume_at)
+        seen = self._estimate(now, resume_at)
         if self.pacer is not None:
             current = self.pacer.rate
-            cut = DECREASE if now - self.cut_at >= RECOVER_AFTER_S else FAST_DECREASE
-            new = current * cut if seen is None else min(current * cut, seen * HEADROOM)
+            soon = now - self.cut_at < RECOVER_AFTER_S
+            deepest = FAST_DECREASE if soon or self.cuts == 0 else DECREASE
+            if seen is None:
+                new = current * (FAST_DECREASE if soon else DECREASE)
+            else:
+                new = max(current * deepest, min(seen * HEADROOM, current * HOLD))
         else:
-            # Unpaced: what the provider was seen to accept is the best estimate of its limit.
-            known = [r for r in (seen and seen * HEADROOM, ramp_rate and ramp_rate * DECREASE) if r]
+            # Unpaced: what the provider was seen to accept is the best estimate of its limit,
+            # and it refused what the lane was sending.
+            known = [r for r in (seen and seen * HEADROOM, sending and sending * DECREASE) if r]
             if not known:
                 return False
             new = min(known)
-            current = new / HEADROOM
+            current = max(sending or 0.0, new / HEADROOM)
         self.cut_at = now
+        self.cuts += 1
+        again = self.refused_rate is not None and abs(current / self.refused_rate - 1) <= 0.05
+        self.patience = min(2 * self.patience, MAX_PATIENCE_S) if again else RECOVER_AFTER_S
+        self.refused_rate = current
         self.learned = True
         self.hold = min(self.hold or current, current * HOLD)
         if self.pacer is None:
@@ -227,14 +281,21 @@ class AdaptiveRate:
             self.pacer.set_rate(new, resume_at)
         return True
 
-    def _observed(self, now: float, resume_at: float) -> float | None:
-        """What the provider accepted per second lately, counting the wait it asked for."""
-        while self.accepted and self.accepted[0][0] <= now - OBSERVE_S:
-            self.accepted.popleft()
-        if not self.accepted:
+    def _estimate(self, now: float, resume_at: float) -> float | None:
+        """What the provider accepted per second over the span being counted, the wait it
+        asks for included (the rest of its window, or the refill of its bucket). The span
+        restarts when the lane resumes after its first refusal (the wait that refusal asked
+        for was spent on what came before: counted in, a sliding window's rate looks halved),
+        and at any refusal once it reaches HORIZON_S."""
+        since, counted = self.counting_since, self.counted
+        if since is None:
             return None
-        span = min(OBSERVE_S, now - self.accepted[0][0]) + max(0.0, resume_at - now)
-        return sum(c for _, c in self.accepted) / span if span > 0 else None
+        span = now - since + max(0.0, resume_at - now)
+        if self.cuts == 0 or span >= HORIZON_S:
+            self.counting_since, self.counted = resume_at, 0.0
+        if self.cuts == 0:
+            return counted / max(span, MIN_SPAN_S) if counted > 0 else None
+        return counted / span if counted >= MIN_COUNT and span > 0 else None
 
 
 @dataclass
