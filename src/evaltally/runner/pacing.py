@@ -180,6 +180,8 @@ class AdaptiveRate:
     counted: float = 0.0
     cuts: int = 0
     refused_rate: float | None = None
+    stepped_from: float | None = None
+    """The rate before the last step up since the last cut (it ran clean there)."""
     patience: float = RECOVER_AFTER_S
 
     @classmethod
@@ -236,6 +238,7 @@ class AdaptiveRate:
                 max((target - pacer.rate) / 2, RECOVER_STEP * pacer.rate),
                 MAX_RECOVER_STEP * pacer.rate,
             )
+            self.stepped_from = pacer.rate
             pacer.set_rate(min(target, pacer.rate + step), now)
             self.clean_since = now
 
@@ -255,10 +258,14 @@ class AdaptiveRate:
         if self.pacer is not None:
             current = self.pacer.rate
             soon = now - self.cut_at < RECOVER_AFTER_S
-            deepest = FAST_DECREASE if soon or self.cuts == 0 else DECREASE
-            if seen is None:
+            if self.stepped_from is not None and not soon:
+                # A step up was refused after a clean period: back to the rate that was clean
+                # (what was accepted meanwhile is only what the lane sent, below the limit).
+                new = min(self.stepped_from, current * HOLD)
+            elif seen is None:
                 new = current * (FAST_DECREASE if soon else DECREASE)
             else:
+                deepest = FAST_DECREASE if soon or self.cuts == 0 else DECREASE
                 new = max(current * deepest, min(seen * HEADROOM, current * HOLD))
         else:
             # Unpaced: what the provider was seen to accept is the best estimate of its limit,
@@ -270,6 +277,7 @@ class AdaptiveRate:
             current = max(sending or 0.0, new / HEADROOM)
         self.cut_at = now
         self.cuts += 1
+        self.stepped_from = None
         again = self.refused_rate is not None and abs(current / self.refused_rate - 1) <= 0.05
         self.patience = min(2 * self.patience, MAX_PATIENCE_S) if again else RECOVER_AFTER_S
         self.refused_rate = current
