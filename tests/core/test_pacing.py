@@ -147,28 +147,28 @@ def accept(rate: AdaptiveRate, count: int, start: float, end: float) -> None:
         rate.accepted_one(1.0, start + (end - start) * i / max(1, count - 1))
 
 
-def test_limit_nobody_told_us_is_what_was_accepted_over_the_window_it_asks_to_wait() -> None:
-    # A 10 s window of 1,000: the unpaced lane got 1,000 through in 2.5 s, and the provider asks
-    # to wait the 7.5 s until the window reopens: 1,000 per 10 s, not the last second's 400.
+@pytest.mark.parametrize(
+    ("accepted", "over_s", "wait_s", "sending", "limit"),
+    [
+        # A 10 s window of 1,000: 1,000 got through in 2.5 s and the provider asks to wait the
+        # 7.5 s until the window reopens: 1,000 per 10 s, not the last second's 400.
+        (1000, 2.5, 7.5, 400.0, 100.0),
+        # A bucket of 100 refilling at 100/s: 112 in 0.12 s and a wait of 10 ms. No provider
+        # enforces a window shorter than a second: 112/s, not 860/s.
+        (112, 0.12, 0.01, 2000.0, 112.0),
+    ],
+)
+def test_limit_nobody_told_us_is_what_was_accepted_over_the_window(
+    accepted: int, over_s: float, wait_s: float, sending: float, limit: float
+) -> None:
     rate = AdaptiveRate.per_minute(None, now=0.0)
     rate.sending_from(0.0)
-    accept(rate, 1000, 0.0, 2.5)
-    assert rate.refused(now=2.5, sent_at=2.5, resume_at=10.0, sending=400.0)
+    accept(rate, accepted, 0.0, over_s)
+    assert rate.refused(now=over_s, sent_at=over_s, resume_at=over_s + wait_s, sending=sending)
     assert rate.pacer is not None
-    assert rate.pacer.rate == pytest.approx(100 * HEADROOM, rel=0.01)
-    # It was refused at 400/s: recovery may probe up to just under that, not beyond.
-    assert rate.hold == pytest.approx(400 * HOLD)
-
-
-def test_a_first_429_within_a_second_counts_a_second() -> None:
-    # 112 accepted in 0.12 s and a wait of 10 ms (a bucket of 100 refilling at 100/s): no
-    # provider enforces a window shorter than a second, so the estimate is 112/s, not 860/s.
-    rate = AdaptiveRate.per_minute(None, now=0.0)
-    rate.sending_from(0.0)
-    accept(rate, 112, 0.0, 0.12)
-    assert rate.refused(now=0.12, sent_at=0.12, resume_at=0.13, sending=2000.0)
-    assert rate.pacer is not None
-    assert rate.pacer.rate == pytest.approx(112 * HEADROOM)
+    assert rate.pacer.rate == pytest.approx(limit * HEADROOM, rel=0.01)
+    # It was refused at the rate it sent: recovery may climb up to just under that, not beyond.
+    assert rate.hold == pytest.approx(sending * HOLD)
 
 
 def test_an_advertised_limit_above_the_enforced_one_is_cut_to_what_was_accepted() -> None:

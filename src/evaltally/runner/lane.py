@@ -10,7 +10,6 @@ workers paced at 100 requests/s wakes once per request, not 64 times.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 from collections import deque
 from dataclasses import dataclass, field
@@ -179,10 +178,10 @@ class Lane:
             return Ticket(now, tokens)
 
     async def _next_answer(self) -> None:
-        """Wait until a request of this lane is answered (or MAX_POLL_S, to notice a stop)."""
+        """Wait until a request of this lane is answered, or the lane is stopped (a full window
+        means requests are in flight, and each ends by its answer or its timeout)."""
         self._answered.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._answered.wait(), MAX_POLL_S)
+        await self._answered.wait()
 
     def release(
         self, ticket: Ticket, used_tokens: int | None, *, provider_counted: bool = False
@@ -294,6 +293,7 @@ class Lane:
     def stop(self, reason: str) -> None:
         if not self.stop_reason:
             self.stop_reason = reason
+        self._answered.set()
 
 
 def _duration(seconds: float) -> str:
