@@ -8,11 +8,11 @@ or 20 s) the in-flight count is what buys throughput, and nothing is cut. But wh
 slow down *because* more are in flight (the provider, or this machine, is the bottleneck), more
 in flight buys nothing and only enlarges that storm: the window then shrinks to what keeps the
 latency near its low (never under MIN_WINDOW) and grows again, GROWTH per round trip, while
-the latency stays there. Delay-based, as TCP Vegas: the signal is the latency smoothed over several
-answers against its lowest recent value, and it counts only when the lane also has more in
-flight than when that low was seen (TOLERANCE times both): answers of varying length (a model's
-latency is mostly its output's length) move the latency without any queue, and a lane that
-keeps the same number in flight cannot be what made it slower.
+the latency stays there. Delay-based, as TCP Vegas: the signal is the latency smoothed over
+several answers against its lowest recent value, and it counts only when the lane also has
+more in flight than when that low was seen (TOLERANCE times both): answers of varying length
+(a model's latency is mostly its output's length) move the latency without any queue, and a
+lane that keeps the same number in flight cannot be what made it slower.
 """
 
 from __future__ import annotations
@@ -58,11 +58,8 @@ class InflightWindow:
 
     def answered(self, latency: float, in_flight: int, now: float) -> None:
         """An answer without a 429 took `latency` s; `in_flight` are still out."""
-        s = (
-            latency
-            if self.smoothed is None
-            else self.smoothed + (latency - self.smoothed) * (SMOOTHING)
-        )
+        previous = latency if self.smoothed is None else self.smoothed
+        s = previous + (latency - previous) * SMOOTHING
         self.smoothed = s
         if now - self.period_start >= BASE_PERIOD_S:
             self.previous_low, self.low, self.period_start = self.low, (s, in_flight), now
