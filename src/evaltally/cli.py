@@ -24,9 +24,9 @@ from typing import Any, TextIO, TypeVar, cast
 import orjson
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from evaltally.cli_group import RootGroup
 from evaltally.errors import EvaltallyError
 from evaltally.redact import RedactingStream
 
@@ -43,6 +43,7 @@ RESAMPLES_HELP = (
 )
 
 app = typer.Typer(
+    cls=RootGroup,
     help="Plan-first LLM evaluation sweeps with an append-only ledger and exact resume.",
     no_args_is_help=True,
     add_completion=False,
@@ -84,6 +85,8 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
     """Print what a run would do: planned calls and estimated tokens. Sends nothing."""
 
     def go() -> None:
+        from rich.table import Table
+
         from evaltally.batch_plan import plan_batches
         from evaltally.benchmarks.registry import load_benchmarks
         from evaltally.cli_batch import plan_lines
@@ -234,14 +237,19 @@ def status(
 
 
 def _batch_rounds(run_dir: Path) -> list[str]:
-    from evaltally.cli_batch import rounds_summary
     from evaltally.ledger import run_status
 
     rounds = run_status(run_dir).rounds
-    return ["batch rounds (all sessions):", *rounds_summary(rounds)] if rounds else []
+    if not rounds:
+        return []
+    from evaltally.cli_batch import rounds_summary
+
+    return ["batch rounds (all sessions):", *rounds_summary(rounds)]
 
 
 def _print_status(data: dict[str, Any]) -> None:
+    from rich.table import Table
+
     table = Table(title=f"{data['run_dir']}")
     columns = ("ok", "parse_error", "failed", "blocked", "unfinished")
     for col in ("lane", *columns, "tokens in/out", "reasoning", "cost"):
@@ -486,26 +494,6 @@ def view(
         )
 
     _guard(go)
-
-
-def _mount_subcommands() -> None:
-    """`tally <kind> ...` for every benchmark kind that has sub-commands (or one command), from
-    the registry."""
-    from evaltally.benchmarks.registry import get_kind, kind_names
-    from evaltally.mockserver.cli import mock_server_command
-
-    for name in kind_names():
-        kind = get_kind(name)
-        sub = kind.load_cli()
-        if sub is not None:
-            app.add_typer(sub, name=kind.mount_name, help=kind.cli_help)
-        command = kind.load_command()
-        if command is not None:
-            app.command(name, help=kind.cli_help)(command)
-    app.command("mock-server")(mock_server_command)
-
-
-_mount_subcommands()
 
 
 def main() -> None:
