@@ -9,6 +9,7 @@ command up front.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
@@ -65,6 +66,7 @@ class LazyCommands(MutableMapping[str, Command]):
 def _build(name: str, mount: Mount) -> Command:
     # The same typer machinery that mounts a command on the root app, applied to an app holding
     # only this one: the command comes out exactly as if it had been mounted up front.
+    gc.enable()  # its work begins without passing cli._guard: start-up is over (cli.main)
     holder = typer.Typer()
     mount(holder)
     return get_group(holder).commands[name]
