@@ -14,7 +14,6 @@ Exit statuses (docs/cli.md):
 from __future__ import annotations
 
 import asyncio
-import gc
 import os
 import shlex
 import sys
@@ -27,6 +26,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from evaltally import startup
 from evaltally.cli_group import RootGroup
 from evaltally.errors import EvaltallyError
 from evaltally.redact import RedactingStream
@@ -67,7 +67,7 @@ def _labelled(label: str, style: str, text: str) -> Text:
 
 def _guard(fn: Callable[[], T]) -> T:
     """Turn our errors into one clear line on stderr and the documented exit status."""
-    gc.enable()  # the command's work begins: start-up is over (main)
+    startup.end()
     try:
         return fn()
     except EvaltallyError as exc:
@@ -499,11 +499,9 @@ def view(
 
 
 def main() -> None:
-    # Start-up (the imports, parsing the command line) makes some 10^5 objects that live as
-    # long as the process and next to no garbage; the cyclic collector walked them over and
-    # over, 10-15 % of a one-call `tally run` (bench/fixed_cost.py). It is off until the
-    # command's work begins: `_guard`, or a mounted command when it is built (cli_group).
-    gc.disable()
+    # Parsing the command line runs without the cyclic garbage collector, until the command's
+    # work begins: `_guard`, or a mounted command when it is built (cli_group; evaltally.startup).
+    startup.begin()
     # Everything this process prints, tracebacks included, passes redaction (evaltally.redact).
     sys.stdout = cast(TextIO, RedactingStream(sys.stdout))
     sys.stderr = cast(TextIO, RedactingStream(sys.stderr))

@@ -9,7 +9,6 @@ command up front.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
@@ -17,6 +16,7 @@ import typer
 from typer.core import TyperGroup
 from typer.main import get_group
 
+from evaltally import startup
 from evaltally.benchmarks.base import BenchmarkKind
 
 Command = Any
@@ -66,7 +66,7 @@ class LazyCommands(MutableMapping[str, Command]):
 def _build(name: str, mount: Mount) -> Command:
     # The same typer machinery that mounts a command on the root app, applied to an app holding
     # only this one: the command comes out exactly as if it had been mounted up front.
-    gc.enable()  # its work begins without passing cli._guard: start-up is over (cli.main)
+    startup.end()  # its work begins without passing cli._guard
     holder = typer.Typer()
     mount(holder)
     return get_group(holder).commands[name]

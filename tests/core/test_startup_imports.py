@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from testkit import FAKE_KEY, tally, write_config, write_items
 
 # Loaded only by the commands (or the batch mode, or the terminal display) that need them.
@@ -35,25 +37,31 @@ NOT_IN_A_RUN = (
     "tiktoken",
 )
 
-# `tally run ARGS` through the CLI app in this process, then the names of the loaded modules
-# into the file named by the first argument (`tally`'s own entry point ends the process with
-# os._exit, before anything could be read).
+# `tally ARGS` through the CLI app in this process, started as `tally` starts it (the collector
+# paused, evaltally.startup), then what the process holds into the file named by the first
+# argument (`tally`'s own entry point ends the process with os._exit, before anything could be
+# read).
 PROBE = """
-import sys
+import gc, sys
 from pathlib import Path
+import orjson
 out = Path(sys.argv.pop(1))
+from evaltally import startup
+startup.begin()
 from evaltally.cli import app
 try:
     app()
 except SystemExit as done:
     code = done.code
-out.write_text(f"{code}\\n" + "\\n".join(sorted(sys.modules)))
+state = {"code": code, "gc": gc.isenabled(), "frozen": gc.get_freeze_count()}
+out.write_bytes(orjson.dumps({**state, "modules": sorted(sys.modules)}))
 """
 
 
-def _modules_of(args: list[str], tmp_path: Path) -> tuple[int, set[str]]:
-    """The exit status of `tally ARGS` run in `tmp_path`, and the modules it had loaded."""
-    out = tmp_path / "modules.txt"
+def _probe(args: list[str], tmp_path: Path) -> dict[str, Any]:
+    """`tally ARGS` run in `tmp_path`: its exit status, its collector's state at the end, and
+    the modules it had loaded."""
+    out = tmp_path / "probe.json"
     env = {**os.environ, "EVALTALLY_TEST_KEY": FAKE_KEY}
     proc = subprocess.run(
         [sys.executable, "-c", PROBE, str(out), *args],
@@ -65,8 +73,9 @@ def _modules_of(args: list[str], tmp_path: Path) -> tuple[int, set[str]]:
         cwd=tmp_path,
     )
     assert out.exists(), proc.stderr
-    code, *names = out.read_text().splitlines()
-    return int(code), set(names)
+    state: dict[str, Any] = orjson.loads(out.read_bytes())
+    state["modules"] = set(state["modules"])
+    return state
 
 
 def _loaded(names: set[str], module: str) -> bool:
@@ -77,9 +86,10 @@ def test_a_one_call_run_loads_no_module_it_does_not_use(tmp_path: Path, mock_pro
     mock = mock_process()
     write_items(tmp_path / "items.jsonl", 1)
     config = write_config(tmp_path, mock.base_url)
-    code, names = _modules_of(["run", str(config)], tmp_path)
-    assert code == 0
+    run = _probe(["run", str(config)], tmp_path)
+    assert run["code"] == 0
     assert mock.stats()["total"] == 1
+    names = run["modules"]
     assert "evaltally.runner.session" in names and "aiohttp" in names  # it did run
     assert [m for m in NOT_IN_A_RUN if _loaded(names, m)] == []
 
@@ -90,8 +100,9 @@ def test_mounted_commands_are_listed_and_built_when_named(tmp_path: Path) -> Non
     for name in ("fork", "mock-server", "cte", "ctxgap", "scae", "dex"):
         assert f" {name} " in listed.stdout
 
-    code, names = _modules_of(["dex", "--help"], tmp_path)
-    assert code == 0
+    dex = _probe(["dex", "--help"], tmp_path)
+    assert dex["code"] == 0
+    names = dex["modules"]
     assert _loaded(names, "evaltally.benchmarks.dexbench.cli")
     assert not _loaded(names, "evaltally.benchmarks.cte.cli")
     assert not _loaded(names, "evaltally.mockserver")
@@ -99,3 +110,11 @@ def test_mounted_commands_are_listed_and_built_when_named(tmp_path: Path) -> Non
     typo = tally("dx")
     assert typo.returncode == 2
     assert "Did you mean 'dex'?" in typo.stderr
+
+
+def test_the_collector_is_back_on_once_a_command_begins_its_work(tmp_path: Path) -> None:
+    # Start-up's objects are frozen (never walked again); what the work makes is collected.
+    for args in (["status", str(tmp_path / "no-run")], ["dex", "--help"]):
+        state = _probe(args, tmp_path)
+        assert state["gc"] is True, args
+        assert state["frozen"] > 10_000, args
