@@ -2,7 +2,7 @@
 
 Start-up (importing typer, pydantic, rich, aiohttp and evaltally; parsing the command line)
 makes some 10^5 objects that live as long as the process, and next to no garbage. The collector
-walked them over and over: 10-15 % of a one-call `tally run` (bench/fixed_cost.py). So `tally`
+walked them over and over: 60-110 ms of a one-call `tally run` (bench/fixed_cost.py). So `tally`
 begins with it off (`begin`); when the command's work begins (`end`), what start-up made is
 frozen (`gc.freeze`: never walked again) and collection resumes for everything the work makes.
 """
