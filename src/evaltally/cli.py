@@ -93,7 +93,7 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
         from evaltally.benchmarks.registry import load_benchmarks
         from evaltally.cli_batch import plan_lines
         from evaltally.config import load_config
-        from evaltally.config_checks import check_runs_dir
+        from evaltally.config.checks import check_runs_dir
         from evaltally.plan import summarize_plan
         from evaltally.records import SUBJECT
 

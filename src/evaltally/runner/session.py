@@ -24,7 +24,7 @@ from typing import TextIO
 from evaltally.benchmarks.enrich import data_sources, parents
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import SweepConfig, read_api_keys
-from evaltally.config_checks import make_run_dir
+from evaltally.config.checks import make_run_dir
 from evaltally.errors import RunTerminated
 from evaltally.ledger import Ledger, PendingChain, PendingCount
 from evaltally.plan import iter_plan
