@@ -3,7 +3,7 @@
 Every HTTP attempt is written to the ledger before it is sent (start) and after it returns
 (end), so a kill leaves a visible "started, never finished" attempt that resume marks as
 interrupted. Retry decisions come from the adapter's classification; timing comes from tenacity
-and the lane.
+(set up only once a first attempt has failed) and the lane.
 """
 
 from __future__ import annotations
@@ -166,13 +166,41 @@ class CallExecutor:
         prior: int,
     ) -> CallResult:
         assert unit.endpoint is not None
-        limits = unit.model.limits
         request = cast(HttpAdapter, unit.adapter).build_request(unit.endpoint, messages)
         rhash = request_hash(request.body)
         reserve = 0
         if unit.lane.counts_tokens:
             reserve = count_messages(messages) + unit.model.max_output_tokens
         state = _AttemptState(attempt=prior)
+        try:
+            try:
+                completion = await self._attempt(unit, call, request, rhash, reserve, state)
+            except _Retryable as first_failure:
+                completion = await self._retry(
+                    unit, call, request, rhash, reserve, state, first_failure
+                )
+        except (_Retryable, _Final) as exc:
+            reason = f"{exc.error.error_class}: {exc.error.detail}"
+            if isinstance(exc, _Retryable):
+                reason = f"gave up after {state.sent} attempts; last: {reason}"
+            return CallResult(Status.FAILED, reason=reason, attempts=state.sent, request_hash=rhash)
+        return completion_result(bench, call, completion, state.sent, state.latency_ms, rhash)
+
+    async def _retry(
+        self,
+        unit: LaneUnit,
+        call: PlannedCall,
+        request: Any,
+        rhash: str,
+        reserve: int,
+        state: _AttemptState,
+        first_failure: _Retryable,
+    ) -> Completion:
+        """Attempts after a first one that failed retryably. Most calls succeed at once, so
+        tenacity is set up only here (its per-call set-up cost as much as the ledger's rows);
+        the first failure is replayed as its attempt 1, so stopping and backoff count exactly
+        as if it had run every attempt."""
+        limits = unit.model.limits
         retrying = AsyncRetrying(
             stop=stop_after_attempt(limits.max_attempts),
             wait=_wait_strategy(limits.backoff_initial_s, limits.backoff_max_s),
@@ -180,18 +208,13 @@ class CallExecutor:
             sleep=self.sleep,
             reraise=True,
         )
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    if attempt.retry_state.attempt_number > 1:
-                        unit.lane.stats.retries += 1
-                    completion = await self._attempt(unit, call, request, rhash, reserve, state)
-        except (_Retryable, _Final) as exc:
-            reason = f"{exc.error.error_class}: {exc.error.detail}"
-            if isinstance(exc, _Retryable):
-                reason = f"gave up after {state.sent} attempts; last: {reason}"
-            return CallResult(Status.FAILED, reason=reason, attempts=state.sent, request_hash=rhash)
-        return completion_result(bench, call, completion, state.sent, state.latency_ms, rhash)
+        async for attempt in retrying:
+            with attempt:
+                if attempt.retry_state.attempt_number == 1:
+                    raise first_failure
+                unit.lane.stats.retries += 1
+                completion = await self._attempt(unit, call, request, rhash, reserve, state)
+        return completion
 
     async def _attempt(
         self,
