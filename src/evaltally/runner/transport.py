@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import zlib
+from collections.abc import Mapping
 from typing import Protocol
 
 import aiohttp
@@ -134,6 +135,17 @@ async def read_bounded(resp: aiohttp.ClientResponse, limit: int) -> bytes:
     return b"".join(parts)
 
 
+def _redacted_headers(raw: Mapping[str, str]) -> dict[str, str]:
+    """Header names lower-cased, values redacted. A value holding a credential makes the values
+    joined hold it too, so one search over the joined values clears them all at once; only
+    then is each value searched on its own."""
+    headers = {k.lower(): v for k, v in raw.items()}
+    joined = "\n".join(headers.values())
+    if redact(joined) == joined:
+        return headers
+    return {k: redact(v) for k, v in headers.items()}
+
+
 class AiohttpTransport:
     """One pooled aiohttp session shared by every lane (connection reuse matters at scale)."""
 
@@ -174,7 +186,7 @@ class AiohttpTransport:
                 body = await read_bounded(resp, max_body_bytes)
                 return HttpResponse(
                     status=resp.status,
-                    headers={k.lower(): redact(v) for k, v in resp.headers.items()},
+                    headers=_redacted_headers(resp.headers),
                     body=redact_bytes(body),
                 )
         except TimeoutError as exc:
