@@ -115,8 +115,11 @@ async def read_bounded(resp: aiohttp.ClientResponse, limit: int) -> bytes:
             retry=False,
         )
     inflater = _Inflater(encoding, limit) if encoding in ("gzip", "deflate") else None
-    if inflater is None and (resp.content_length or 0) > limit:
-        raise too_large(limit, f"; the server announced {resp.content_length:,}")
+    if inflater is None and resp.content_length is not None:
+        if resp.content_length > limit:
+            raise too_large(limit, f"; the server announced {resp.content_length:,}")
+        # The parser stops at the announced length: at most `limit` bytes, read at once.
+        return await resp.read()
     parts: list[bytes] = []
     received = 0
     try:
