@@ -8,9 +8,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from evaltally.config import load_config
+from evaltally.config import SweepConfig, load_config
 from evaltally.mockserver import FaultRule
-from evaltally.runner.session import run_session
+from evaltally.runner.session import SessionResult, run_session
 from testkit import FAKE_KEY, write_config, write_items
 
 ENV = {"EVALTALLY_TEST_KEY": FAKE_KEY}
@@ -37,15 +37,22 @@ def _outcomes(run_dir: Path) -> list[tuple[str, int, str | None]]:
     return db.execute("SELECT status, attempts, reason FROM outcomes ORDER BY seq").fetchall()
 
 
+async def _run(
+    tmp_path: Path, mock_server: Any, faults: tuple[FaultRule, ...], items: int, max_attempts: int
+) -> tuple[Any, SweepConfig, SessionResult]:
+    srv = await mock_server(faults=faults, retry_after_s=None)
+    write_items(tmp_path / "items.jsonl", items)
+    limits = LIMITS.format(n=max_attempts)
+    config = load_config(write_config(tmp_path, srv.base_url, limits=limits))
+    return srv, config, await run_session(config, command="test", env=ENV)
+
+
 async def test_failures_then_an_answer_record_every_attempt(
     tmp_path: Path, mock_server: Any
 ) -> None:
     # Attempt 1 of every body -> 503, attempt 2 -> 429, attempt 3 -> the answer.
     faults = (FaultRule("503", 1, "body"), FaultRule("429", 1, "body", retry_after=0.01))
-    srv = await mock_server(faults=faults, retry_after_s=None)
-    write_items(tmp_path / "items.jsonl", 5)
-    config = load_config(write_config(tmp_path, srv.base_url, limits=LIMITS.format(n=6)))
-    result = await run_session(config, command="test", env=ENV)
+    srv, config, result = await _run(tmp_path, mock_server, faults, 5, 6)
     stats = result.lanes["m1"].stats
     assert result.complete and (stats.ok, stats.attempts, stats.retries) == (5, 15, 10)
     history = _history(config.run_dir)
@@ -64,10 +71,7 @@ async def test_failures_then_an_answer_record_every_attempt(
 
 
 async def test_an_answer_at_once_records_one_attempt(tmp_path: Path, mock_server: Any) -> None:
-    srv = await mock_server()
-    write_items(tmp_path / "items.jsonl", 3)
-    config = load_config(write_config(tmp_path, srv.base_url, limits=LIMITS.format(n=6)))
-    result = await run_session(config, command="test", env=ENV)
+    _, config, result = await _run(tmp_path, mock_server, (), 3, 6)
     assert result.complete and result.lanes["m1"].stats.retries == 0
     for rows in _history(config.run_dir).values():
         assert rows == [(1, "start", None, None), (1, "end", 200, None)]
@@ -77,10 +81,7 @@ async def test_an_answer_at_once_records_one_attempt(tmp_path: Path, mock_server
 async def test_one_attempt_allowed_gives_up_after_the_first_failure(
     tmp_path: Path, mock_server: Any
 ) -> None:
-    srv = await mock_server(faults=(FaultRule("503", 1, "body"),), retry_after_s=None)
-    write_items(tmp_path / "items.jsonl", 2)
-    config = load_config(write_config(tmp_path, srv.base_url, limits=LIMITS.format(n=1)))
-    result = await run_session(config, command="test", env=ENV)
+    srv, config, result = await _run(tmp_path, mock_server, (FaultRule("503", 1, "body"),), 2, 1)
     stats = result.lanes["m1"].stats
     assert (stats.failed, stats.attempts, stats.retries) == (2, 2, 0)
     for rows in _history(config.run_dir).values():
@@ -94,10 +95,7 @@ async def test_one_attempt_allowed_gives_up_after_the_first_failure(
 async def test_retries_stop_at_max_attempts_then_resume_numbers_on(
     tmp_path: Path, mock_server: Any
 ) -> None:
-    srv = await mock_server(faults=(FaultRule("503", 3, "body"),), retry_after_s=None)
-    write_items(tmp_path / "items.jsonl", 1)
-    config = load_config(write_config(tmp_path, srv.base_url, limits=LIMITS.format(n=2)))
-    first = await run_session(config, command="test", env=ENV)
+    _, config, first = await _run(tmp_path, mock_server, (FaultRule("503", 3, "body"),), 1, 2)
     assert first.lanes["m1"].stats.failed == 1 and first.lanes["m1"].stats.retries == 1
     (reason,) = [r for s, _, r in _outcomes(config.run_dir) if s == "failed"]
     assert reason is not None and reason.startswith("gave up after 2 attempts; last: http_503")

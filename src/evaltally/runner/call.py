@@ -21,7 +21,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from evaltally.adapters.base import Endpoint, HttpAdapter, HttpResponse
+from evaltally.adapters.base import Endpoint, HttpAdapter, HttpRequest, HttpResponse
 from evaltally.benchmarks.base import Benchmark, StepAnswer
 from evaltally.config import ModelConfig
 from evaltally.ledger import Ledger
@@ -171,14 +171,12 @@ class CallExecutor:
         reserve = 0
         if unit.lane.counts_tokens:
             reserve = count_messages(messages) + unit.model.max_output_tokens
-        state = _AttemptState(attempt=prior)
+        state = _Attempts(unit, call, request, rhash, reserve, attempt=prior)
         try:
             try:
-                completion = await self._attempt(unit, call, request, rhash, reserve, state)
+                completion = await self._attempt(state)
             except _Retryable as first_failure:
-                completion = await self._retry(
-                    unit, call, request, rhash, reserve, state, first_failure
-                )
+                completion = await self._retry(state, first_failure)
         except (_Retryable, _Final) as exc:
             reason = f"{exc.error.error_class}: {exc.error.detail}"
             if isinstance(exc, _Retryable):
@@ -186,21 +184,12 @@ class CallExecutor:
             return CallResult(Status.FAILED, reason=reason, attempts=state.sent, request_hash=rhash)
         return completion_result(bench, call, completion, state.sent, state.latency_ms, rhash)
 
-    async def _retry(
-        self,
-        unit: LaneUnit,
-        call: PlannedCall,
-        request: Any,
-        rhash: str,
-        reserve: int,
-        state: _AttemptState,
-        first_failure: _Retryable,
-    ) -> Completion:
+    async def _retry(self, state: _Attempts, first_failure: _Retryable) -> Completion:
         """Attempts after a first one that failed retryably. Most calls succeed at once, so
         tenacity is set up only here (its per-call set-up cost as much as the ledger's rows);
         the first failure is replayed as its attempt 1, so stopping and backoff count exactly
         as if it had run every attempt."""
-        limits = unit.model.limits
+        limits = state.unit.model.limits
         retrying = AsyncRetrying(
             stop=stop_after_attempt(limits.max_attempts),
             wait=_wait_strategy(limits.backoff_initial_s, limits.backoff_max_s),
@@ -212,21 +201,14 @@ class CallExecutor:
             with attempt:
                 if attempt.retry_state.attempt_number == 1:
                     raise first_failure
-                unit.lane.stats.retries += 1
-                completion = await self._attempt(unit, call, request, rhash, reserve, state)
+                state.unit.lane.stats.retries += 1
+                completion = await self._attempt(state)
         return completion
 
-    async def _attempt(
-        self,
-        unit: LaneUnit,
-        call: PlannedCall,
-        request: Any,
-        rhash: str,
-        reserve: int,
-        state: _AttemptState,
-    ) -> Completion:
+    async def _attempt(self, state: _Attempts) -> Completion:
+        unit, call, request, rhash = state.unit, state.call, state.request, state.rhash
         lane, adapter = unit.lane, cast(HttpAdapter, unit.adapter)
-        ticket = await lane.acquire(reserve)
+        ticket = await lane.acquire(state.reserve)
         state.attempt += 1
         state.sent += 1
         prepare = getattr(adapter, "prepare_attempt", None)
@@ -274,8 +256,16 @@ class CallExecutor:
 
 
 @dataclass
-class _AttemptState:
+class _Attempts:
+    """One call's attempts: what each of them sends, and how far they have got."""
+
+    unit: LaneUnit
+    call: PlannedCall
+    request: HttpRequest
+    rhash: str
+    reserve: int
     attempt: int
+    """The number of the last attempt made (earlier sessions' included)."""
     sent: int = 0
     latency_ms: float = 0.0
 
