@@ -136,26 +136,39 @@ class Lane:
 
     async def acquire(self, tokens: float) -> Ticket:
         """Wait until a request of `tokens` estimated tokens may be sent, then reserve it."""
+        if not self._gate.locked():
+            # Nobody is waiting out an interval: a request that may leave now leaves without
+            # queueing. Queued, it would pass the gate one worker per event-loop turn, and at
+            # 0 ms latency the queue never drains: one send per turn for the whole run.
+            ticket, _ = self._admit(tokens)
+            if ticket is not None:
+                return ticket
         async with self._gate:
             while True:
-                if self.stop_reason:
-                    raise LaneStopped(self.stop_reason)
-                now = self.clock()
-                wait = self._wait(tokens, now)
-                if wait <= 0:
-                    wait = self.breaker.wait_time(now)
-                if wait <= 0:
-                    break
+                ticket, wait = self._admit(tokens)
+                if ticket is not None:
+                    return ticket
                 step = min(wait, MAX_POLL_S)
                 self.stats.wait_s += step
                 await self.sleep(step)
-            if self.requests.pacer:
-                self.requests.pacer.take(1, now)
-            if self.tokens.pacer:
-                self.tokens.pacer.take(tokens, now)
-            self.stats.in_flight += 1
-            self.stats.attempts += 1
-            return Ticket(now, tokens)
+
+    def _admit(self, tokens: float) -> tuple[Ticket | None, float]:
+        """A ticket if a request of `tokens` may leave now (reserved), else how long to wait."""
+        if self.stop_reason:
+            raise LaneStopped(self.stop_reason)
+        now = self.clock()
+        wait = self._wait(tokens, now)
+        if wait <= 0:
+            wait = self.breaker.wait_time(now)
+        if wait > 0:
+            return None, wait
+        if self.requests.pacer:
+            self.requests.pacer.take(1, now)
+        if self.tokens.pacer:
+            self.tokens.pacer.take(tokens, now)
+        self.stats.in_flight += 1
+        self.stats.attempts += 1
+        return Ticket(now, tokens), 0.0
 
     def release(
         self, ticket: Ticket, used_tokens: int | None, *, provider_counted: bool = False
