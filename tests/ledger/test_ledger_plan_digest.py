@@ -13,7 +13,7 @@ import pytest
 from ledger_testkit import answer, calls, new_run
 
 from evaltally.errors import PlanMismatchError
-from evaltally.ledger import Ledger, PlanDelta, plan_fingerprint, verify_run
+from evaltally.ledger import Ledger, PendingCount, PlanDelta, plan_fingerprint, verify_run
 from evaltally.ledger.pending import count_pending
 from evaltally.ledger.plan import planned_row
 from evaltally.records import PlannedCall, PlannedRow, Status
@@ -138,6 +138,12 @@ async def test_pending_counts_from_totals_equal_a_full_count(tmp_path: Path) -> 
         answer(ledger, chains[0][0].call_id, attempt=2)  # a second final outcome counts once
         counts = await ledger.pending_counts()
         assert counts == count_pending(ledger.path, None)
+        final = {c.call_id for steps, _ in progress[:3] + progress[4:] for c in steps}
+        for call in plan:  # all but chain 5: past half the plan, every planned call is checked
+            if call.call_id not in final and call.chain_id != "j005":
+                answer(ledger, call.call_id)
+        last = await ledger.pending_counts()
+    assert last == {"subj": PendingCount(2, 1), "judge": PendingCount(2, 1)}
     assert counts["subj"].calls == 24 - 2 - 1 - 1 - 2 and counts["subj"].chains == 12 - 2
     assert counts["judge"].calls == 24 - 2 - 1 and counts["judge"].chains == 12 - 1
     assert counts["m1"].calls == 12 - 2 - 1 and counts["m1"].chains == 6 - 1
