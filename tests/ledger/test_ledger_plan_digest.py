@@ -139,7 +139,7 @@ async def test_pending_counts_from_totals_equal_a_full_count(tmp_path: Path) -> 
         counts = await ledger.pending_counts()
         assert counts == count_pending(ledger.path, None)
         final = {c.call_id for steps, _ in progress[:3] + progress[4:] for c in steps}
-        for call in plan:  # all but chain 5: past half the plan, every planned call is checked
+        for call in plan:  # all but chain 5: past a third of the plan, every call is checked
             if call.call_id not in final and call.chain_id != "j005":
                 answer(ledger, call.call_id)
         last = await ledger.pending_counts()

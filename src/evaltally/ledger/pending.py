@@ -74,15 +74,15 @@ def count_pending(path: Path, totals: Mapping[str, list[int]] | None) -> dict[st
     """Model key -> what remains for it, counted inside SQLite (nothing per call in Python).
 
     `totals`: model key -> [calls, chains] of the whole plan, as the last reconcile recorded
-    them. While fewer outcomes are recorded than half the plan's calls, what remains is the
-    totals less what the outcomes show done; past that, checking every planned call is the
-    cheaper count (a done outcome costs about twice a planned call: measured on 1,000,000
-    calls, docs/performance.md), and so it is without totals (a plan recorded by an earlier
-    version)."""
+    them. While fewer outcomes are recorded than a third of the plan's calls, what remains is
+    the totals less what the outcomes show done; past that, checking every planned call is the
+    cheaper count (a done outcome costs two to three times a planned call: measured on
+    1,000,000 calls, docs/performance.md), and so it is without totals (a plan recorded by an
+    earlier version)."""
     conn = connect_ro(path)
     try:
         (outcomes,) = conn.execute("SELECT coalesce(max(seq), 0) FROM outcomes").fetchone()
-        if totals is None or outcomes * 2 >= sum(calls for calls, _ in totals.values()):
+        if totals is None or outcomes * 3 >= sum(calls for calls, _ in totals.values()):
             return {m: PendingCount(n, c) for m, n, c in conn.execute(_COUNTS).fetchall()}
         done = {m: (n, c) for m, n, c in conn.execute(_DONE).fetchall()}
     except sqlite3.Error as exc:

@@ -193,7 +193,7 @@ _GROUP = 999 // (len(HASHED_COLUMNS["planned"]) + 1)
 """Rows per INSERT statement of the plan write, within SQLite's smallest parameter cap (999).
 sqlite3 lets go of the GIL around each statement step: with one row per statement the insert
 thread and the planner took turns row by row instead of working side by side (a 1M-call plan
-write: 13 s, now 10 s)."""
+write: a median of 13.4 s, now 11.2 s; docs/performance.md)."""
 _INSERT_ONE = insert_sql("planned")
 _INSERT_GROUP = insert_sql("planned", _GROUP)
 
