@@ -6,8 +6,8 @@ The plan is the real one: a `prompts` benchmark of 100,000 items x samples = 10 
 Each phase runs in its own fresh process, so its peak RSS (resource.getrusage ru_maxrss) is its
 own:
 
-  plan    Ledger.open(create) + reconcile_plan(iter_plan(...)) + close     (a new run)
-  resume  Ledger.open + reconcile_plan (identical plan) + mark_interrupted
+  plan    Ledger.open(create) + record_plan(plan_rows(...)) + close        (a new run)
+  resume  Ledger.open + record_plan (identical plan) + mark_interrupted
           + pending_counts + the first batch of pending_batches            (what `tally resume`
                                                                             does before sending)
           then the rest of the pending stream, batch by batch, dropping each one (the scheduler
@@ -48,6 +48,11 @@ async def phase(name: str, config_path: Path) -> dict[str, Any]:
     from evaltally.ledger import Ledger
     from evaltally.plan import iter_plan
 
+    try:
+        from evaltally.plan import plan_rows
+    except ImportError:  # a "before" tree (PYTHONPATH) older than plan_rows
+        plan_rows = None
+
     out: dict[str, Any] = {"phase": name, "rss_start_mb": rss_mb()}
     t0 = time.perf_counter()
     config = load_config(config_path)
@@ -56,7 +61,10 @@ async def phase(name: str, config_path: Path) -> dict[str, Any]:
     ledger = await Ledger.open(config.run_dir, create=name == "plan", command=f"bench {name}")
     try:
         t1 = time.perf_counter()
-        delta = await ledger.reconcile_plan(iter_plan(config, benchmarks))
+        if plan_rows is None:
+            delta = await ledger.reconcile_plan(iter_plan(config, benchmarks))
+        else:  # as runner/session.py records it
+            delta = await ledger.record_plan(lambda: plan_rows(config, benchmarks))
         out["reconcile_s"] = time.perf_counter() - t1
         out["planned"] = delta.total
         out["added"] = delta.added

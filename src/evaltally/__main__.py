@@ -1,5 +1,5 @@
 """`python -m evaltally` is `tally`."""
 
-from evaltally.cli import main
+from evaltally.startup import main
 
 main()

@@ -24,9 +24,10 @@ from typing import Any, TextIO, TypeVar, cast
 import orjson
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
+from evaltally import startup
+from evaltally.cli_group import RootGroup
 from evaltally.errors import EvaltallyError
 from evaltally.redact import RedactingStream
 
@@ -43,6 +44,7 @@ RESAMPLES_HELP = (
 )
 
 app = typer.Typer(
+    cls=RootGroup,
     help="Plan-first LLM evaluation sweeps with an append-only ledger and exact resume.",
     no_args_is_help=True,
     add_completion=False,
@@ -65,6 +67,7 @@ def _labelled(label: str, style: str, text: str) -> Text:
 
 def _guard(fn: Callable[[], T]) -> T:
     """Turn our errors into one clear line on stderr and the documented exit status."""
+    startup.end()
     try:
         return fn()
     except EvaltallyError as exc:
@@ -84,11 +87,13 @@ def plan(config: Path = typer.Argument(..., help="sweep config (TOML)")) -> None
     """Print what a run would do: planned calls and estimated tokens. Sends nothing."""
 
     def go() -> None:
+        from rich.table import Table
+
         from evaltally.batch_plan import plan_batches
         from evaltally.benchmarks.registry import load_benchmarks
         from evaltally.cli_batch import plan_lines
         from evaltally.config import load_config
-        from evaltally.config_checks import check_runs_dir
+        from evaltally.config.checks import check_runs_dir
         from evaltally.plan import summarize_plan
         from evaltally.records import SUBJECT
 
@@ -234,14 +239,19 @@ def status(
 
 
 def _batch_rounds(run_dir: Path) -> list[str]:
-    from evaltally.cli_batch import rounds_summary
     from evaltally.ledger import run_status
 
     rounds = run_status(run_dir).rounds
-    return ["batch rounds (all sessions):", *rounds_summary(rounds)] if rounds else []
+    if not rounds:
+        return []
+    from evaltally.cli_batch import rounds_summary
+
+    return ["batch rounds (all sessions):", *rounds_summary(rounds)]
 
 
 def _print_status(data: dict[str, Any]) -> None:
+    from rich.table import Table
+
     table = Table(title=f"{data['run_dir']}")
     columns = ("ok", "parse_error", "failed", "blocked", "unfinished")
     for col in ("lane", *columns, "tokens in/out", "reasoning", "cost"):
@@ -488,27 +498,10 @@ def view(
     _guard(go)
 
 
-def _mount_subcommands() -> None:
-    """`tally <kind> ...` for every benchmark kind that has sub-commands (or one command), from
-    the registry."""
-    from evaltally.benchmarks.registry import get_kind, kind_names
-    from evaltally.mockserver.cli import mock_server_command
-
-    for name in kind_names():
-        kind = get_kind(name)
-        sub = kind.load_cli()
-        if sub is not None:
-            app.add_typer(sub, name=kind.mount_name, help=kind.cli_help)
-        command = kind.load_command()
-        if command is not None:
-            app.command(name, help=kind.cli_help)(command)
-    app.command("mock-server")(mock_server_command)
-
-
-_mount_subcommands()
-
-
 def main() -> None:
+    # Parsing the command line runs without the cyclic garbage collector, until the command's
+    # work begins: `_guard`, or a mounted command when it is built (cli_group; evaltally.startup).
+    startup.begin()
     # Everything this process prints, tracebacks included, passes redaction (evaltally.redact).
     sys.stdout = cast(TextIO, RedactingStream(sys.stdout))
     sys.stderr = cast(TextIO, RedactingStream(sys.stderr))

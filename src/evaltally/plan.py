@@ -18,7 +18,15 @@ from evaltally.benchmarks.base import Benchmark, ChainTemplate
 from evaltally.benchmarks.binding import Binding, bindings_led_by, role_models
 from evaltally.config import SweepConfig
 from evaltally.errors import BenchmarkError
-from evaltally.records import SUBJECT, JSONValue, Message, PlannedCall, canonical_json, content_hash
+from evaltally.records import (
+    SUBJECT,
+    JSONValue,
+    Message,
+    PlannedCall,
+    PlannedRow,
+    canonical_json,
+    content_hash,
+)
 from evaltally.tokens import count_messages
 
 ID_LENGTH = 24
@@ -30,6 +38,44 @@ def _digest(text: str) -> str:
 
 def iter_plan(config: SweepConfig, benchmarks: Mapping[str, Benchmark]) -> Iterator[PlannedCall]:
     """Every planned call of the sweep, chain by chain, steps in order."""
+    for steps, prefix, label, item_id, protocol, samples in _bound_templates(config, benchmarks):
+        for sample in range(samples):
+            chain_id = _digest(f"{prefix}{sample}")
+            for step, model, spec, _, suffix in steps:
+                yield PlannedCall(
+                    _digest(chain_id + suffix),
+                    chain_id,
+                    step,
+                    model,
+                    label,
+                    item_id,
+                    sample,
+                    protocol,
+                    spec,
+                )
+
+
+def plan_rows(config: SweepConfig, benchmarks: Mapping[str, Benchmark]) -> Iterator[PlannedRow]:
+    """The calls of `iter_plan`, in its order, as the ledger stores them: tuples, not
+    PlannedCall objects (the ledger's plan write and resume check run over every call)."""
+    for steps, prefix, label, item_id, protocol, samples in _bound_templates(config, benchmarks):
+        for sample in range(samples):
+            chain_id = _digest(f"{prefix}{sample}")
+            for step, model, _, spec_json, suffix in steps:
+                call_id = _digest(chain_id + suffix)
+                yield (call_id, chain_id, step, model, label, protocol, item_id, sample, spec_json)
+
+
+_Step = tuple[int, str, Mapping[str, JSONValue], str, str]
+"""step, model key, spec, spec as stored (canonical JSON), the call id's text after the chain id"""
+
+
+def _bound_templates(
+    config: SweepConfig, benchmarks: Mapping[str, Benchmark]
+) -> Iterator[tuple[list[_Step], str, str, str, str, int]]:
+    """Each chain template bound to models: (steps, the chain id's text before the sample,
+    benchmark label, item id, protocol, samples). What does not depend on the sample is worked
+    out once per template: at a million calls the per-call work is most of a plan write."""
     hashes = {m.key: content_hash(m.identity(), 32) for m in config.models}
     for model in config.models:
         for bconf in config.benchmarks:
@@ -38,8 +84,10 @@ def iter_plan(config: SweepConfig, benchmarks: Mapping[str, Benchmark]) -> Itera
                 key = binding_key(binding, hashes)
                 by_role = {role: m.key for role, m in binding}
                 for template in bench.chains():
-                    for sample in range(bconf.samples):
-                        yield from _chain_calls(key, by_role, bench, template, sample)
+                    steps = _steps(by_role, bench, template)
+                    item_id, protocol = template.item_id, template.protocol
+                    prefix = f"{key}|{bench.label}|{protocol}|{item_id}|{template.item_hash}|"
+                    yield steps, prefix, bench.label, item_id, protocol, bconf.samples
 
 
 def binding_key(binding: Binding, hashes: Mapping[str, str]) -> str:
@@ -69,32 +117,18 @@ def step_spec(
     return role, (spec if role == SUBJECT else {**spec, "role": role})
 
 
-def _chain_calls(
-    key: str, by_role: Mapping[str, str], bench: Benchmark, template: ChainTemplate, sample: int
-) -> Iterator[PlannedCall]:
-    label = bench.label
-    chain_id = _digest(
-        f"{key}|{label}|{template.protocol}|{template.item_id}|{template.item_hash}|{sample}"
-    )
+def _steps(by_role: Mapping[str, str], bench: Benchmark, template: ChainTemplate) -> list[_Step]:
     if template.roles and len(template.roles) != len(template.steps):
         raise BenchmarkError(
-            f"benchmark {label!r}: item {template.item_id!r} has {len(template.steps)} steps "
-            f"but {len(template.roles)} roles"
+            f"benchmark {bench.label!r}: item {template.item_id!r} has {len(template.steps)} "
+            f"steps but {len(template.roles)} roles"
         )
+    steps: list[_Step] = []
     for step in range(len(template.steps)):
         role, spec = step_spec(bench, template, step)
-        spec_key = canonical_json(spec).decode() if spec else ""
-        yield PlannedCall(
-            call_id=_digest(f"{chain_id}|{step}|{spec_key}"),
-            chain_id=chain_id,
-            step=step,
-            model=by_role[role],
-            benchmark=label,
-            item_id=template.item_id,
-            sample=sample,
-            protocol=template.protocol,
-            spec=spec,
-        )
+        spec_json = canonical_json(spec).decode()
+        steps.append((step, by_role[role], spec, spec_json, f"|{step}|{spec_json if spec else ''}"))
+    return steps
 
 
 @dataclass

@@ -71,6 +71,12 @@ class PlannedCall:
         return str(self.spec.get("role", SUBJECT))
 
 
+PlannedRow = tuple[str, str, int, str, str, str, str, int, str]
+"""A planned call as the ledger's `planned` table stores it: call_id, chain_id, step, model,
+benchmark, protocol, item_id, sample, spec_json (canonical JSON). The planner yields these for
+the plan write (plan.plan_rows), so a million calls are recorded without a PlannedCall each."""
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage as the provider reported it (zeros when it did not)."""

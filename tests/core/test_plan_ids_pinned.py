@@ -12,7 +12,8 @@ from pathlib import Path
 
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import load_config
-from evaltally.plan import iter_plan
+from evaltally.ledger.plan import planned_row
+from evaltally.plan import iter_plan, plan_rows
 from testkit import REPO
 
 ITEMS = (
@@ -121,3 +122,16 @@ def test_a_multi_model_multi_benchmark_prompts_sweep_plans_the_recorded_ids(
     path = tmp_path / "pin.toml"
     path.write_text(CONFIG)
     assert _plan_digest(path) == RECORDED["two-models-two-benchmarks"]
+
+
+def test_plan_rows_are_the_plan_as_the_ledger_stores_it(tmp_path: Path) -> None:
+    """`plan_rows` (what `tally run` records) is `iter_plan` call for call, as planned rows."""
+    (tmp_path / "items.jsonl").write_text(ITEMS)
+    (tmp_path / "chains.jsonl").write_text(CHAINS)
+    (tmp_path / "pin.toml").write_text(CONFIG)
+    for path in (tmp_path / "pin.toml", REPO / "configs" / "demo.toml"):
+        config = load_config(path)
+        benchmarks = load_benchmarks(config)
+        rows = list(plan_rows(config, benchmarks))
+        assert rows == [planned_row(call) for call in iter_plan(config, benchmarks)]
+        assert len(rows) >= 18

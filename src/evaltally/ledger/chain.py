@@ -18,6 +18,8 @@ GENESIS = ""
 
 
 def _hashable(value: Any) -> Any:
+    if value is None:  # most blob columns of a row are empty
+        return None
     if isinstance(value, bytes | bytearray | memoryview):
         return "sha256:" + hashlib.sha256(value).hexdigest()
     return value
@@ -33,7 +35,9 @@ def row_hash(prev: str, values: Sequence[Any], blobs: Sequence[int] = ()) -> str
         values = list(values)
         for i in blobs:
             values[i] = _hashable(values[i])
-    return hashlib.sha256(prev.encode("ascii") + canonical_json(values)).hexdigest()
+    digest = hashlib.sha256(prev.encode("ascii"))
+    digest.update(canonical_json(values))
+    return digest.hexdigest()
 
 
 class PlanFingerprint:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sqlite3
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -54,16 +55,46 @@ WHERE NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.call_id = p.call_id AND o.sta
 GROUP BY p.model
 """
 
+# Per model, of the chains that have a final outcome: calls with one, and chains whose every
+# call of that model has one. Read from the outcomes side (CROSS JOIN keeps that order), so
+# the cost follows the work done, not the size of the plan.
+_DONE = f"""
+SELECT model, sum(done), sum(done = n) FROM (
+  SELECT p.model AS model, count(*) AS n, sum(EXISTS (SELECT 1 FROM outcomes o
+    WHERE o.call_id = p.call_id AND o.status IN {FINAL})) AS done
+  FROM (SELECT DISTINCT d.chain_id FROM outcomes f CROSS JOIN planned d
+        ON d.call_id = f.call_id WHERE f.status IN {FINAL}) t
+  CROSS JOIN planned p ON p.chain_id = t.chain_id
+  GROUP BY p.chain_id, p.model
+) GROUP BY model
+"""
 
-def count_pending(path: Path) -> dict[str, PendingCount]:
-    """Model key -> what remains for it, counted inside SQLite (nothing per call in Python)."""
+
+def count_pending(path: Path, totals: Mapping[str, list[int]] | None) -> dict[str, PendingCount]:
+    """Model key -> what remains for it, counted inside SQLite (nothing per call in Python).
+
+    `totals`: model key -> [calls, chains] of the whole plan, as the last reconcile recorded
+    them. While fewer outcomes are recorded than a third of the plan's calls, what remains is
+    the totals less what the outcomes show done; past that, checking every planned call is the
+    cheaper count (a done outcome costs two to three times a planned call: measured on
+    1,000,000 calls, docs/performance.md), and so it is without totals (a plan recorded by an
+    earlier version)."""
     conn = connect_ro(path)
     try:
-        return {m: PendingCount(n, c) for m, n, c in conn.execute(_COUNTS).fetchall()}
+        (outcomes,) = conn.execute("SELECT coalesce(max(seq), 0) FROM outcomes").fetchone()
+        if totals is None or outcomes * 3 >= sum(calls for calls, _ in totals.values()):
+            return {m: PendingCount(n, c) for m, n, c in conn.execute(_COUNTS).fetchall()}
+        done = {m: (n, c) for m, n, c in conn.execute(_DONE).fetchall()}
     except sqlite3.Error as exc:
         raise translate(exc, path, "count the remaining work") from exc
     finally:
         conn.close()
+    counts: dict[str, PendingCount] = {}
+    for model, (calls, chains) in totals.items():
+        calls_done, chains_done = done.get(model, (0, 0))
+        if calls > calls_done:
+            counts[model] = PendingCount(calls - calls_done, chains - chains_done)
+    return counts
 
 
 class PendingStream:

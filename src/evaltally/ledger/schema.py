@@ -113,10 +113,11 @@ BLOB_POSITIONS: dict[str, tuple[int, ...]] = {
 }
 
 
-def insert_sql(table: str) -> str:
+def insert_sql(table: str, rows: int = 1) -> str:
+    """INSERT of `rows` rows (each HASHED_COLUMNS then row_hash) in one statement."""
     cols = (*HASHED_COLUMNS[table], "row_hash")
-    marks = ", ".join("?" for _ in cols)
-    return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})"
+    marks = "(" + ", ".join("?" for _ in cols) + ")"
+    return f"INSERT INTO {table} ({', '.join(cols)}) VALUES {', '.join([marks] * rows)}"
 
 
 def _append_only(table: str) -> tuple[str, str]:

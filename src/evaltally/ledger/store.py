@@ -13,7 +13,7 @@ import asyncio
 import os
 import sqlite3
 import time
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -41,7 +41,7 @@ from evaltally.ledger.schema import CHAINED_TABLES, MIGRATIONS, MIGRATIONS_TABLE
 from evaltally.ledger.usage import NO_USAGE, bound_usage, with_note
 from evaltally.ledger.verifications import answers_to_verify
 from evaltally.ledger.writer import Writer, transaction
-from evaltally.records import PlannedCall, Status, Usage, canonical_json
+from evaltally.records import PlannedCall, PlannedRow, Status, Usage, canonical_json
 
 
 def _json_text(value: Any, what: str) -> str:
@@ -160,8 +160,17 @@ class Ledger:
     # -- plan -------------------------------------------------------------------------------
 
     async def reconcile_plan(self, calls: Iterable[PlannedCall]) -> PlanDelta:
+        """Record a plan given once: every call is looked up (see record_plan)."""
         await self.flush()
-        return await plan.reconcile(self._writer, calls)
+        rows = map(plan.planned_row, calls)
+        return await plan.reconcile(self._writer, lambda: rows, replayable=False)
+
+    async def record_plan(self, rows: Callable[[], Iterable[PlannedRow]]) -> PlanDelta:
+        """Record the sweep's plan, which `rows()` (evaltally.plan.plan_rows) yields alike each
+        time it is called, chain by chain. Called once when the plan is the one recorded last
+        (checked by its digest; nothing is looked up), twice when it changed."""
+        await self.flush()
+        return await plan.reconcile(self._writer, rows, replayable=True)
 
     # -- events (enqueue only) --------------------------------------------------------------
 
@@ -309,7 +318,13 @@ class Ledger:
     async def pending_counts(self) -> dict[str, PendingCount]:
         """Model key -> calls (and chains) without a final outcome."""
         await self.flush()
-        return await asyncio.to_thread(count_pending, self.path)
+        try:
+            async with self._writer.lock:
+                recorded = await plan.latest_plan(self._writer)
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path, "read the ledger") from exc
+        totals = recorded.get("models") if recorded else None
+        return await asyncio.to_thread(count_pending, self.path, totals)
 
     async def pending_batches(
         self, batch_calls: int = BATCH_CALLS

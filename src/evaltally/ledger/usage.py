@@ -26,6 +26,11 @@ def bound_usage(usage: Usage | None) -> tuple[tuple[int | None, ...], str | None
     """The four usage columns as recorded, and a note naming the fields that were bounded."""
     if usage is None:
         return NO_USAGE, None
+    counts = (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens, usage.cached_tokens)
+    # The usual case, checked at once (a bool's type is not int).
+    plain = type(counts[0]) is type(counts[1]) is type(counts[2]) is type(counts[3]) is int
+    if plain and min(counts) >= 0 and max(counts) <= MAX_TOKENS:
+        return counts, None
     values: list[int] = []
     bounded: list[str] = []
     for name in FIELDS:

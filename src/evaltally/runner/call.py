@@ -3,7 +3,7 @@
 Every HTTP attempt is written to the ledger before it is sent (start) and after it returns
 (end), so a kill leaves a visible "started, never finished" attempt that resume marks as
 interrupted. Retry decisions come from the adapter's classification; timing comes from tenacity
-and the lane.
+(set up only once a first attempt has failed) and the lane.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from evaltally.adapters.base import Endpoint, HttpAdapter, HttpResponse
+from evaltally.adapters.base import Endpoint, HttpAdapter, HttpRequest, HttpResponse
 from evaltally.benchmarks.base import Benchmark, StepAnswer
 from evaltally.config import ModelConfig
 from evaltally.ledger import Ledger
@@ -166,26 +166,17 @@ class CallExecutor:
         prior: int,
     ) -> CallResult:
         assert unit.endpoint is not None
-        limits = unit.model.limits
         request = cast(HttpAdapter, unit.adapter).build_request(unit.endpoint, messages)
         rhash = request_hash(request.body)
         reserve = 0
         if unit.lane.counts_tokens:
             reserve = count_messages(messages) + unit.model.max_output_tokens
-        state = _AttemptState(attempt=prior)
-        retrying = AsyncRetrying(
-            stop=stop_after_attempt(limits.max_attempts),
-            wait=_wait_strategy(limits.backoff_initial_s, limits.backoff_max_s),
-            retry=retry_if_exception_type(_Retryable),
-            sleep=self.sleep,
-            reraise=True,
-        )
+        state = _Attempts(unit, call, request, rhash, reserve, attempt=prior)
         try:
-            async for attempt in retrying:
-                with attempt:
-                    if attempt.retry_state.attempt_number > 1:
-                        unit.lane.stats.retries += 1
-                    completion = await self._attempt(unit, call, request, rhash, reserve, state)
+            try:
+                completion = await self._attempt(state)
+            except _Retryable as first_failure:
+                completion = await self._retry(state, first_failure)
         except (_Retryable, _Final) as exc:
             reason = f"{exc.error.error_class}: {exc.error.detail}"
             if isinstance(exc, _Retryable):
@@ -193,17 +184,31 @@ class CallExecutor:
             return CallResult(Status.FAILED, reason=reason, attempts=state.sent, request_hash=rhash)
         return completion_result(bench, call, completion, state.sent, state.latency_ms, rhash)
 
-    async def _attempt(
-        self,
-        unit: LaneUnit,
-        call: PlannedCall,
-        request: Any,
-        rhash: str,
-        reserve: int,
-        state: _AttemptState,
-    ) -> Completion:
+    async def _retry(self, state: _Attempts, first_failure: _Retryable) -> Completion:
+        """Attempts after a first one that failed retryably. Most calls succeed at once, so
+        tenacity is set up only here (its per-call set-up cost as much as the ledger's rows);
+        the first failure is replayed as its attempt 1, so stopping and backoff count exactly
+        as if it had run every attempt."""
+        limits = state.unit.model.limits
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(limits.max_attempts),
+            wait=_wait_strategy(limits.backoff_initial_s, limits.backoff_max_s),
+            retry=retry_if_exception_type(_Retryable),
+            sleep=self.sleep,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                if attempt.retry_state.attempt_number == 1:
+                    raise first_failure
+                state.unit.lane.stats.retries += 1
+                completion = await self._attempt(state)
+        return completion
+
+    async def _attempt(self, state: _Attempts) -> Completion:
+        unit, call, request, rhash = state.unit, state.call, state.request, state.rhash
         lane, adapter = unit.lane, cast(HttpAdapter, unit.adapter)
-        ticket = await lane.acquire(reserve)
+        ticket = await lane.acquire(state.reserve)
         state.attempt += 1
         state.sent += 1
         prepare = getattr(adapter, "prepare_attempt", None)
@@ -251,8 +256,16 @@ class CallExecutor:
 
 
 @dataclass
-class _AttemptState:
+class _Attempts:
+    """One call's attempts: what each of them sends, and how far they have got."""
+
+    unit: LaneUnit
+    call: PlannedCall
+    request: HttpRequest
+    rhash: str
+    reserve: int
     attempt: int
+    """The number of the last attempt made (earlier sessions' included)."""
     sent: int = 0
     latency_ms: float = 0.0
 

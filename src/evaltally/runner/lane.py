@@ -146,36 +146,52 @@ class Lane:
 
     async def acquire(self, tokens: float) -> Ticket:
         """Wait until a request of `tokens` estimated tokens may be sent, then reserve it."""
+        if not self._gate.locked():
+            # Nobody is waiting out an interval: a request that may leave now leaves without
+            # queueing. Queued, it would pass the gate one worker per event-loop turn, and at
+            # 0 ms latency the queue never drains: one send per turn for the whole run.
+            ticket, _ = self._admit(tokens)
+            if ticket is not None:
+                return ticket
         async with self._gate:
             while True:
-                if self.stop_reason:
-                    raise LaneStopped(self.stop_reason)
-                now = self.clock()
-                wait = self._wait(tokens, now)
-                if wait <= 0:
-                    wait = self.breaker.wait_time(now)
-                if wait <= 0:
-                    if self.requests.pacer is None and self.window.full(self.stats.in_flight):
-                        await self._next_answer()
-                        continue
-                    break
+                ticket, wait = self._admit(tokens)
+                if ticket is not None:
+                    return ticket
+                if wait <= 0:  # free to leave but for the in-flight window: the next answer
+                    await self._next_answer()
+                    continue
                 step = min(wait, MAX_POLL_S)
                 self.stats.wait_s += step
                 await self.sleep(step)
-            if self.requests.pacer:
-                self.requests.pacer.take(1, now)
-            else:
-                self._recent_sends.append(now)
-                while self._recent_sends[0] <= now - RECENT_SENDS_S:
-                    self._recent_sends.popleft()
-            if self.tokens.pacer:
-                self.tokens.pacer.take(tokens, now)
-            if not self.stats.attempts:
-                self.requests.sending_from(now)
-                self.tokens.sending_from(now)
-            self.stats.in_flight += 1
-            self.stats.attempts += 1
-            return Ticket(now, tokens)
+
+    def _admit(self, tokens: float) -> tuple[Ticket | None, float]:
+        """A ticket if a request of `tokens` may leave now (reserved), else how long to wait
+        (0: until an answer frees a place in the in-flight window)."""
+        if self.stop_reason:
+            raise LaneStopped(self.stop_reason)
+        now = self.clock()
+        wait = self._wait(tokens, now)
+        if wait <= 0:
+            wait = self.breaker.wait_time(now)
+        if wait > 0:
+            return None, wait
+        if self.requests.pacer:
+            self.requests.pacer.take(1, now)
+        elif self.window.full(self.stats.in_flight):
+            return None, 0.0
+        else:
+            self._recent_sends.append(now)
+            while self._recent_sends[0] <= now - RECENT_SENDS_S:
+                self._recent_sends.popleft()
+        if self.tokens.pacer:
+            self.tokens.pacer.take(tokens, now)
+        if not self.stats.attempts:
+            self.requests.sending_from(now)
+            self.tokens.sending_from(now)
+        self.stats.in_flight += 1
+        self.stats.attempts += 1
+        return Ticket(now, tokens), 0.0
 
     async def _next_answer(self) -> None:
         """Wait until a request of this lane is answered, or the lane is stopped (a full window

@@ -6,15 +6,14 @@ import asyncio
 import sys
 from collections.abc import Mapping
 from contextlib import suppress
-from typing import TextIO
-
-from rich.console import Console
-from rich.live import Live
-from rich.table import Table
+from typing import TYPE_CHECKING, TextIO
 
 from evaltally.runner import clock as clk
 from evaltally.runner.breaker import BreakerState
 from evaltally.runner.lane import Lane
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 LOG_EVERY_S = 10.0
 
@@ -43,6 +42,8 @@ def _state(lane: Lane) -> str:
 
 
 def render_table(lanes: Mapping[str, Lane]) -> Table:
+    from rich.table import Table
+
     table = Table(title="evaltally", expand=False)
     for col in ("lane", "done/planned", "in flight", "retries", "429s", "waited", "tokens in/out"):
         table.add_column(col, justify="right" if col != "lane" else "left")
@@ -101,6 +102,10 @@ class ProgressReporter:
             await self._log()
 
     async def _live(self) -> None:
+        # Loaded on a terminal only: a run logging to a file or pipe never draws the table.
+        from rich.console import Console
+        from rich.live import Live
+
         # Markup off: lane names are model keys, user text (`gpt-4o[t=0]`).
         console = Console(file=self.stream, markup=False, highlight=False)
         with Live(render_table(self.lanes), console=console, refresh_per_second=4) as live:

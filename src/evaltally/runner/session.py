@@ -24,10 +24,10 @@ from typing import TextIO
 from evaltally.benchmarks.enrich import data_sources, parents
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import SweepConfig, read_api_keys
-from evaltally.config_checks import make_run_dir
+from evaltally.config.checks import make_run_dir
 from evaltally.errors import RunTerminated
 from evaltally.ledger import Ledger, PendingChain, PendingCount
-from evaltally.plan import iter_plan
+from evaltally.plan import plan_rows
 from evaltally.run_dir import CONFIG_COPY, keep_config_copy
 from evaltally.runner.batch import BatchBudget, BatchDriver, refuse_open_batches_in_sync_mode
 from evaltally.runner.call import CallExecutor
@@ -124,7 +124,7 @@ async def _session(
         if not started:
             # Kept before the plan is written, so a run killed while planning can be resumed.
             keep_config_copy(config, run_dir)
-        delta = await ledger.reconcile_plan(iter_plan(config, benchmarks))
+        delta = await ledger.record_plan(lambda: plan_rows(config, benchmarks))
         await ledger.set_meta("config", {"path": str(config.path), "text": config.text})
         await ledger.set_meta("data_sources", data_sources(benchmarks))
         lineage = parents(benchmarks)

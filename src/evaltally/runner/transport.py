@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import zlib
+from collections.abc import Mapping
 from typing import Protocol
 
 import aiohttp
@@ -114,8 +115,11 @@ async def read_bounded(resp: aiohttp.ClientResponse, limit: int) -> bytes:
             retry=False,
         )
     inflater = _Inflater(encoding, limit) if encoding in ("gzip", "deflate") else None
-    if inflater is None and (resp.content_length or 0) > limit:
-        raise too_large(limit, f"; the server announced {resp.content_length:,}")
+    if inflater is None and resp.content_length is not None:
+        if resp.content_length > limit:
+            raise too_large(limit, f"; the server announced {resp.content_length:,}")
+        # The parser stops at the announced length: at most `limit` bytes, read at once.
+        return await resp.read()
     parts: list[bytes] = []
     received = 0
     try:
@@ -132,6 +136,17 @@ async def read_bounded(resp: aiohttp.ClientResponse, limit: int) -> bytes:
     except zlib.error as exc:
         raise TransportFailure("payload", f"corrupt {encoding} response body: {exc}") from exc
     return b"".join(parts)
+
+
+def _redacted_headers(raw: Mapping[str, str]) -> dict[str, str]:
+    """Header names lower-cased, values redacted. A value holding a credential makes the values
+    joined hold it too, so one search over the joined values clears them all at once; only
+    then is each value searched on its own."""
+    headers = {k.lower(): v for k, v in raw.items()}
+    joined = "\n".join(headers.values())
+    if redact(joined) == joined:
+        return headers
+    return {k: redact(v) for k, v in headers.items()}
 
 
 class AiohttpTransport:
@@ -174,7 +189,7 @@ class AiohttpTransport:
                 body = await read_bounded(resp, max_body_bytes)
                 return HttpResponse(
                     status=resp.status,
-                    headers={k.lower(): redact(v) for k, v in resp.headers.items()},
+                    headers=_redacted_headers(resp.headers),
                     body=redact_bytes(body),
                 )
         except TimeoutError as exc:

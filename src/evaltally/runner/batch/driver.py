@@ -51,6 +51,8 @@ class BatchDriver:
         self.sleep = sleep
 
     async def run(self, work: list[ChainWork]) -> None:
+        if not work:
+            return  # no batch-mode model: the rounds and batch adapters are never even imported
         from evaltally.runner.batch.rounds import ModelRounds
 
         by_model: dict[str, list[ChainWork]] = defaultdict(list)

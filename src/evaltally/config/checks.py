@@ -8,13 +8,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from evaltally.config.records import SweepConfig
 from evaltally.errors import ConfigError
-
-if TYPE_CHECKING:
-    from evaltally.config import SweepConfig
 
 MAX_RUN_NAME_BYTES = 128
 """A run name is a directory name; file systems stop at 255 bytes, and paths get long."""
