@@ -23,15 +23,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-import aiosqlite
 import orjson
 
 from evaltally.errors import LedgerError, PlanMismatchError
 from evaltally.ledger.chain import PlanFingerprint
 from evaltally.ledger.files import translate, write_failure
 from evaltally.ledger.results import PlanDelta
-from evaltally.ledger.schema import HASHED_COLUMNS, PLANNED_INDEXES, insert_sql
-from evaltally.ledger.writer import Row, Writer
+from evaltally.ledger.schema import PLANNED_INDEXES
+from evaltally.ledger.writer import Row, Writer, insert_rows
 from evaltally.records import PlannedCall, PlannedRow, canonical_json
 
 CHUNK = 5000
@@ -176,7 +175,7 @@ async def _reconcile(writer: Writer, it: Iterator[PlannedRow], tally: PlanTally)
             # Pipelined: SQLite inserts this chunk on aiosqlite's thread while we hash the next.
             if pending_insert is not None:
                 await pending_insert
-            pending_insert = asyncio.ensure_future(_insert(db, new))
+            pending_insert = asyncio.ensure_future(insert_rows(db, "planned", new))
             added += len(new)
     if pending_insert is not None:
         await pending_insert
@@ -187,23 +186,6 @@ async def _reconcile(writer: Writer, it: Iterator[PlannedRow], tally: PlanTally)
     if dropped:
         await _refuse_dropped(writer, dropped)
     return PlanDelta(total=tally.count, added=added, already=tally.count - added)
-
-
-_GROUP = 999 // (len(HASHED_COLUMNS["planned"]) + 1)
-"""Rows per INSERT statement of the plan write, within SQLite's smallest parameter cap (999).
-sqlite3 lets go of the GIL around each statement step: with one row per statement the insert
-thread and the planner took turns row by row instead of working side by side (a 1M-call plan
-write: a median of 13.4 s, now 11.2 s; docs/performance.md)."""
-_INSERT_ONE = insert_sql("planned")
-_INSERT_GROUP = insert_sql("planned", _GROUP)
-
-
-async def _insert(db: aiosqlite.Connection, rows: list[Row]) -> None:
-    whole = len(rows) - len(rows) % _GROUP
-    groups = [tuple(itertools.chain(*rows[i : i + _GROUP])) for i in range(0, whole, _GROUP)]
-    await db.executemany(_INSERT_GROUP, groups)
-    if whole < len(rows):
-        await db.executemany(_INSERT_ONE, rows[whole:])
 
 
 def _first_duplicate(chunk: list[PlannedRow]) -> str:

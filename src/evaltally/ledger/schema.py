@@ -11,6 +11,7 @@ as a gap even before the hash chain is checked.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -113,6 +114,7 @@ BLOB_POSITIONS: dict[str, tuple[int, ...]] = {
 }
 
 
+@functools.lru_cache(maxsize=256)
 def insert_sql(table: str, rows: int = 1) -> str:
     """INSERT of `rows` rows (each HASHED_COLUMNS then row_hash) in one statement."""
     cols = (*HASHED_COLUMNS[table], "row_hash")

@@ -67,6 +67,7 @@ class Ledger:
         self._lock = lock
         self._writer = writer
         self._closed = False
+        self._open_attempts: set[tuple[str, int]] = set()
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -174,9 +175,16 @@ class Ledger:
 
     # -- events (enqueue only) --------------------------------------------------------------
 
+    @property
+    def open_attempts(self) -> int:
+        """Attempts this session started and has not finished (none: `mark_interrupted`
+        would find nothing this session left open)."""
+        return len(self._open_attempts)
+
     def attempt_started(
         self, call_id: str, attempt: int, request_hash: str, request_body: bytes
     ) -> None:
+        self._open_attempts.add((call_id, attempt))
         self._writer.enqueue(
             "attempts",
             (
@@ -211,6 +219,7 @@ class Ledger:
         latency_ms: float,
         request_id: str | None,
     ) -> None:
+        self._open_attempts.discard((call_id, attempt))
         counts, note = bound_usage(usage)
         self._writer.enqueue(
             "attempts",

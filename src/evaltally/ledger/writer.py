@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import sqlite3
 import time
 from collections.abc import AsyncIterator
@@ -27,11 +28,31 @@ import aiosqlite
 from evaltally.errors import LedgerError
 from evaltally.ledger import chain
 from evaltally.ledger.files import write_failure
-from evaltally.ledger.schema import BLOB_POSITIONS, CHAINED_TABLES, insert_sql
+from evaltally.ledger.schema import BLOB_POSITIONS, CHAINED_TABLES, HASHED_COLUMNS, insert_sql
 from evaltally.records import canonical_json
 
 _WITH_EV = frozenset({"attempts", "outcomes", "verifications"})
 Row = tuple[Any, ...]
+
+MAX_PARAMETERS = 999
+"""Parameters per statement: SQLite's smallest compiled-in cap (newer builds allow 32766)."""
+
+
+async def insert_rows(db: aiosqlite.Connection, table: str, rows: list[Row]) -> None:
+    """`rows` of `table` (complete rows: hashed columns, then row_hash), as many to a statement
+    as MAX_PARAMETERS allows. sqlite3 lets go of the GIL around each statement step, and a
+    thread that let go waits for the event loop's thread to let go in turn (its next system
+    call, or 5 ms): one row to a statement made the writer thread and the event loop take
+    turns row by row, and a 2,000-call run at 0 ms left most of its rows for the last flush
+    (bench/throughput.py, docs/performance.md)."""
+    per = MAX_PARAMETERS // (len(HASHED_COLUMNS[table]) + 1)
+    whole = len(rows) - len(rows) % per
+    if whole:
+        groups = [tuple(itertools.chain(*rows[i : i + per])) for i in range(0, whole, per)]
+        await db.executemany(insert_sql(table, per), groups)
+    if whole < len(rows):
+        rest = tuple(itertools.chain(*rows[whole:]))
+        await db.execute(insert_sql(table, len(rows) - whole), rest)
 
 
 @contextlib.asynccontextmanager
@@ -119,7 +140,7 @@ class Writer:
 
     async def insert(self, rows: dict[str, list[Row]]) -> None:
         for table, batch in rows.items():
-            await self.db.executemany(insert_sql(table), batch)
+            await insert_rows(self.db, table, batch)
 
     # -- the queue --------------------------------------------------------------------------
 
