@@ -52,7 +52,7 @@ async def insert_rows(db: aiosqlite.Connection, table: str, rows: list[Row]) -> 
         await db.executemany(insert_sql(table, per), groups)
     if whole < len(rows):
         rest = tuple(itertools.chain(*rows[whole:]))
-        await db.execute(insert_sql(table, len(rows) - whole), rest)
+        await db.executemany(insert_sql(table, len(rows) - whole), [rest])
 
 
 @contextlib.asynccontextmanager
