@@ -1,6 +1,6 @@
 """The `tally` executable's start-up runs without the cyclic garbage collector.
 
-Start-up (importing typer, pydantic, rich, aiohttp and evaltally; parsing the command line)
+Start-up (importing typer, rich, aiohttp and evaltally; parsing the command line)
 makes some 10^5 objects that live as long as the process, and next to no garbage. The collector
 walked them over and over: 60-110 ms of a one-call `tally run` (bench/fixed_cost.py). So `tally`
 begins with it off (`begin`); when the command's work begins (`end`), what start-up made is
