@@ -106,12 +106,16 @@ async def test_mark_interrupted_closes_open_attempts_once(tmp_path: Path) -> Non
     plan = calls(3)
     async with await new_run(tmp_path, plan) as ledger:
         answer(ledger, plan[0].call_id)
+        assert ledger.open_attempts == 0
         for c in plan[1:]:
             raw, h = body(c.call_id)
             ledger.attempt_started(c.call_id, 1, h, raw)
+        # What the end of a session reads to know whether anything it started is still open.
+        assert ledger.open_attempts == 2
         await ledger.flush()
     assert not verify_run(tmp_path / "run").ok  # two attempts without an end
     async with await Ledger.open(tmp_path / "run", create=False, command="resume") as ledger:
+        assert ledger.open_attempts == 0  # an earlier session's open attempts: only a search
         assert await ledger.mark_interrupted() == 2
         assert await ledger.mark_interrupted() == 0
         chains = await ledger.pending_chains()
