@@ -125,7 +125,10 @@ def test_kill_then_resume_is_exact(tmp_path: Path, mock_process: Any, kill_after
 
 
 def test_ctrl_c_exits_130_and_resume_finishes(tmp_path: Path, mock_process: Any) -> None:
-    mock = mock_process("--latency-ms", "50")
+    # 20 rounds of 4 calls at 150 ms: the run is still sending some 2.5 s after its tenth
+    # answer, so a test process starved by a loaded machine still interrupts it mid-run (at
+    # 50 ms a clean-clone suite once saw the run finish first).
+    mock = mock_process("--latency-ms", "150")
     config = _setup(tmp_path, mock.base_url, "interrupted")
     run_dir = tmp_path / "runs" / "interrupted"
     proc = subprocess.Popen(
