@@ -125,14 +125,18 @@ def test_kill_then_resume_is_exact(tmp_path: Path, mock_process: Any, kill_after
 
 
 def test_ctrl_c_exits_130_and_resume_finishes(tmp_path: Path, mock_process: Any) -> None:
-    # 20 rounds of 4 calls at 150 ms: the run is still sending some 2.5 s after its tenth
-    # answer, so a test process starved by a loaded machine still interrupts it mid-run (at
-    # 50 ms a clean-clone suite once saw the run finish first).
-    mock = mock_process("--latency-ms", "150")
+    mock = mock_process("--latency-ms", "50")
     config = _setup(tmp_path, mock.base_url, "interrupted")
     run_dir = tmp_path / "runs" / "interrupted"
+    # `tally` starts with SIGINT at its default action, as from a terminal. A suite started in
+    # the background of a script inherits SIGINT ignored (POSIX shells do that to background
+    # jobs), and so would every `tally` it starts: Ctrl-C could not reach it at all.
+    interactive = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "evaltally", "run", str(config)],
+        [sys.executable, "-c", interactive, "-m", "evaltally", "run", str(config)],
         env={**os.environ, "EVALTALLY_TEST_KEY": FAKE_KEY},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
