@@ -17,6 +17,7 @@ from evaltally.mockserver.batch.routes import BATCH_STORE
 from evaltally.mockserver.batch.store import BatchStore
 from evaltally.mockserver.config import MockConfig
 from evaltally.mockserver.state import MockState
+from evaltally.ready_file import announce
 
 # In-flight handlers (hangs above all) get this long to finish when the server stops.
 _SHUTDOWN_TIMEOUT_S = 0.25
@@ -129,9 +130,7 @@ async def _serve(config: MockConfig, host: str, port: int, ready_file: Path | No
         loop.add_signal_handler(sig, stop.set)
     async with MockServer(config, host=host, port=port) as srv:
         if ready_file is not None:
-            tmp = ready_file.with_name(ready_file.name + ".tmp")
-            tmp.write_text(srv.base_url + "\n", encoding="utf-8")
-            tmp.replace(ready_file)  # atomic: a reader never sees a half-written URL
+            announce(ready_file, srv.base_url)
         print(f"mock provider listening on {srv.base_url} (pid {os.getpid()})", file=sys.stderr)
         await stop.wait()
     print("mock provider stopped", file=sys.stderr)

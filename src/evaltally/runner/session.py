@@ -223,8 +223,8 @@ async def _finish(ledger: Ledger, transport: Transport | None) -> None:
         if ledger.healthy and ledger.open_attempts:
             # After Ctrl-C, SIGTERM or a crash, attempts that were in flight are closed as
             # interrupted now rather than left open for the next resume to find. (A session
-            # that finished every attempt it started skips the search: at 0 ms latency it was
-            # a tenth of a 2,000-call run's time past its last answer.)
+            # that finished every attempt it started skips the search: with its flush it took
+            # 26-65 ms past the last answer of a 2,000-call run at 0 ms.)
             await ledger.mark_interrupted()
     finally:
         await ledger.close()

@@ -10,6 +10,7 @@ from pathlib import Path
 from aiohttp import web
 
 from evaltally.errors import ViewError
+from evaltally.ready_file import announce
 from evaltally.view.app import make_app
 from evaltally.view.runs import open_runs
 
@@ -51,7 +52,7 @@ async def serve(
         url = f"http://{host}:{bound}/"
         say(f"serving {', '.join(runs)} on {url} (read-only; Ctrl-C stops)")
         if ready_file is not None:
-            await asyncio.to_thread(_announce, ready_file, url.rstrip("/"))
+            await asyncio.to_thread(announce, ready_file, url.rstrip("/"))
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -66,11 +67,3 @@ def _bound_port(runner: web.AppRunner, asked: int) -> int:
         if isinstance(addr, tuple) and len(addr) >= 2:
             return int(addr[1])
     return asked
-
-
-def _announce(ready_file: Path, url: str) -> None:
-    """Write the URL to `ready_file` whole or not at all: whoever polls for the file must
-    never read it empty (a clean-clone test once did, between its creation and its write)."""
-    tmp = ready_file.with_name(ready_file.name + ".tmp")
-    tmp.write_text(url + "\n", encoding="utf-8")
-    tmp.replace(ready_file)
