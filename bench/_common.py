@@ -5,6 +5,7 @@ Everything talks to 127.0.0.1 only. Every wait is bounded by a deadline.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import resource
@@ -122,6 +123,15 @@ def write_config(
     path = workdir / f"{name}.toml"
     path.write_text(text)
     return path
+
+
+def add_sweep_args(parser: argparse.ArgumentParser, *, reps: int) -> None:
+    """The sweep the throughput benches run: --calls single-call items at --concurrency, the mock
+    answering after --latency-ms, repeated --reps times."""
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--reps", type=int, default=reps)
 
 
 def bench_env() -> dict[str, str]:

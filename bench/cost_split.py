@@ -29,6 +29,7 @@ from typing import Any
 from _common import (
     BENCH,
     PYTHON,
+    add_sweep_args,
     bare_loop,
     median,
     mock_process,
@@ -71,10 +72,7 @@ def one_rep(
 
 def main() -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--calls", type=int, default=2000)
-    p.add_argument("--concurrency", type=int, default=64)
-    p.add_argument("--latency-ms", type=float, default=0.0)
-    p.add_argument("--reps", type=int, default=10)
+    add_sweep_args(p, reps=10)
     args = p.parse_args()
     wd = workdir("split")
     items = write_items(wd / "items.jsonl", args.calls)

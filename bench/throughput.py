@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
+    add_sweep_args,
     bare_loop,
     children_cpu,
     median,
@@ -91,10 +92,7 @@ def one_rep(
 
 def main() -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--latency-ms", type=float, default=0.0)
-    p.add_argument("--calls", type=int, default=2000)
-    p.add_argument("--concurrency", type=int, default=64)
-    p.add_argument("--reps", type=int, default=3)
+    add_sweep_args(p, reps=3)
     # A lane given both limits skips its start-up probe (one request alone, to learn the
     # provider's advertised limits before the whole concurrency goes out).
     p.add_argument("--rpm", type=float, default=None, help="lane requests/min (default: none)")
