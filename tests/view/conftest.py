@@ -13,8 +13,12 @@ from view_testkit import ViewProcess, chromium_path, cte_config, start_view, sto
 from testkit import tally
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Headless Chromium for one test module. Not for the session: Playwright's sync API keeps
+    its own event loop registered as running in the main thread while it is open, and every
+    async test collected after it would then fail ("Cannot run the event loop while another
+    loop is running")."""
     from playwright.sync_api import sync_playwright
 
     executable = chromium_path()
