@@ -18,7 +18,11 @@ from evaltally import startup
 startup.begin()
 
 from evaltally.ledger.store import Ledger  # noqa: E402 (the collector is paused first, as in `tally`)
+from evaltally.ledger.writer import Row, Writer  # noqa: E402
 from evaltally.runner.pacing import SlowStart  # noqa: E402
+
+_PER_CALL_TABLES = ("attempts", "outcomes")
+_insert = Writer.insert
 
 
 def _record_nothing(*_args: Any, **_kwargs: Any) -> None:
@@ -29,6 +33,10 @@ def _never_wait(_self: SlowStart, _sent: int, _now: float) -> float:
     return 0.0
 
 
+async def _insert_all_but_per_call(self: Writer, rows: dict[str, list[Row]]) -> None:
+    await _insert(self, {t: batch for t, batch in rows.items() if t not in _PER_CALL_TABLES})
+
+
 PARTS: dict[str, list[tuple[type, str, Any]]] = {
     # The ledger still records the plan, the session and its checkpoints.
     "rows": [
@@ -36,6 +44,8 @@ PARTS: dict[str, list[tuple[type, str, Any]]] = {
         (Ledger, "attempt_finished", _record_nothing),
         (Ledger, "outcome", _record_nothing),
     ],
+    # The rows are built and hash-chained as shipped, but never reach SQLite.
+    "inserts": [(Writer, "insert", _insert_all_but_per_call)],
     # A lane that knows no request limit sends unpaced from its first request.
     "ramp": [(SlowStart, "wait_time", _never_wait)],
 }

@@ -2,13 +2,14 @@
 at most 1.6 x the bare loop), measured by switching named parts off.
 
 Against one mock provider (its own process, 127.0.0.1), each repetition runs, in rotating
-order, the bare loop (bench/bare_loop.py) and `tally run` of the same calls in four variants
+order, the bare loop (bench/bare_loop.py) and `tally run` of the same calls in five variants
 that differ only in what bench/_tally_without.py switches off inside the `tally` process:
 
-  full      `tally run` as shipped
-  no_rows   no attempt or outcome rows (the plan, the session and checkpoints are still written)
-  no_ramp   a lane that knows no limit sends unpaced from its first request
-  neither   both switched off
+  full        `tally run` as shipped
+  no_inserts  attempt and outcome rows built and hash-chained, but never inserted into SQLite
+  no_rows     no attempt or outcome rows (the plan, the session and checkpoints are still written)
+  no_ramp     a lane that knows no limit sends unpaced from its first request
+  neither     no rows and no ramp
 
 The variants are measurements, not configurations: without its rows a run can be neither
 resumed nor exported, and without the ramp an unknown limit meets the whole concurrency at once.
@@ -43,7 +44,13 @@ from _common import (
 
 TIMEOUT_S = 600.0
 TARGET = 1.6
-VARIANTS = {"full": "-", "no_rows": "rows", "no_ramp": "ramp", "neither": "rows,ramp"}
+VARIANTS = {
+    "full": "-",
+    "no_inserts": "inserts",
+    "no_rows": "rows",
+    "no_ramp": "ramp",
+    "neither": "rows,ramp",
+}
 
 
 def _tally(parts: str, config: Path) -> float:
