@@ -93,8 +93,8 @@ def one_rep(
 def main() -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__)
     add_sweep_args(p, reps=3)
-    # A lane given both limits skips its start-up probe (one request alone, to learn the
-    # provider's advertised limits before the whole concurrency goes out).
+    # With an rpm the lane paces from its first request instead of ramping up as it does for a
+    # limit nobody told it; a tpm also makes it estimate every request's tokens (tiktoken).
     p.add_argument("--rpm", type=float, default=None, help="lane requests/min (default: none)")
     p.add_argument("--tpm", type=float, default=None, help="lane tokens/min (default: none)")
     args = p.parse_args()
