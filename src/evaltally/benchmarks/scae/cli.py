@@ -105,3 +105,75 @@ def cte_judge(
         )
 
     start_derived_run(target, compose, budget)
+
+
+@app.command()
+def estimate(
+    run_dir: Path = typer.Argument(..., help="A recorded run with CTE-Bench free rollouts."),
+    model: str | None = typer.Option(
+        None, "--model", help="The parent model whose rollouts are estimated and replayed."
+    ),
+    chain: list[str] = typer.Option(
+        [], "--chain", help="A chain id or unique prefix (repeatable; default: all complete)."
+    ),
+    sample: int | None = typer.Option(None, "--sample", min=1, help="A seeded sample of N chains."),
+    seed: int = typer.Option(0, "--seed", help="The sample's seed."),
+    points: int = typer.Option(5, "--points", min=1, help="Equidistant estimation points."),
+    at: list[int] = typer.Option([], "--at", help="An estimation point (repeatable; 0-based)."),
+    replays: int = typer.Option(8, "--replays", min=1, help="m: replays per point and arm."),
+    probe: int = typer.Option(4, "--probe", min=2, help="Replays whose entropy picks the branch."),
+    outcome: str = typer.Option("share", "--outcome", help="Y: share, final or exact."),
+    tau_h: float = typer.Option(0.0, "--tau-h", help="Entropy threshold of the branches (nats)."),
+    bucket: str = typer.Option("value", "--bucket", help="Action buckets: value or key paths."),
+    plan_only: bool = typer.Option(
+        False, "--plan", help="Write the run's config and show its plan and cost; send nothing."
+    ),
+    out: Path | None = typer.Option(None, "-o", "--out", help="The new run directory."),
+    name: str | None = typer.Option(None, "--name", help="The new run's name, beside RUN."),
+    budget: float | None = typer.Option(None, "--budget", help="Stop sending at this spend (USD)."),
+) -> None:
+    """Estimate step contributions of recorded free rollouts from replays of their recorded
+    prefixes (SCAE Algorithm 1), in a new run (resumable with `tally resume`); `tally report`
+    on it gives the hybrid estimates, their tests and their score against the certified first
+    wrong call."""
+    parent = run_dir.resolve()
+    target = guard(lambda: derived_run_dir(parent, out, name, "scae-estimate"))
+
+    def compose() -> str:
+        import tomllib
+
+        from evaltally.run_dir import CONFIG_COPY, load_run_config
+        from evaltally.toml_text import derived_config
+
+        load_run_config(parent)  # a clear error when RUN is not a run directory
+        copy = parent / CONFIG_COPY
+        text = copy.read_text(encoding="utf-8")
+        keys = [str(m.get("key")) for m in tomllib.loads(text).get("models", [])]
+        if model is None and len(keys) != 1:
+            raise ConfigError(copy, "models", f"several models ({', '.join(keys)}); use --model")
+        key = model or keys[0]
+        bench: dict[str, object] = {"kind": "scae_estimate", "parent": str(parent),
+                                    "model": key, "seed": seed, "points": points,
+                                    "replays": replays, "probe": probe, "outcome": outcome,
+                                    "tau_h": tau_h, "bucket": bucket}  # fmt: skip
+        if chain:
+            bench["chains"] = list(chain)
+        if sample is not None:
+            bench["sample"] = sample
+        if at:
+            bench["at"] = list(at)
+        return derived_config(
+            f"Written by `tally scae estimate` for {parent} (model {key}).\n"
+            f"Continue it with `tally resume {target}` (this file is the run's {CONFIG_COPY}).",
+            {"name": target.name, "runs_dir": str(target.resolve().parent)},
+            model_tables(copy, text, [key]),
+            bench,
+        )
+
+    if plan_only:
+        from evaltally.cli import plan
+        from evaltally.run_dir import write_derived_config
+
+        plan(guard(lambda: write_derived_config(target, compose())))
+        return
+    start_derived_run(target, compose, budget)
