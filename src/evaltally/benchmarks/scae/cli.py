@@ -121,7 +121,9 @@ def estimate(
     points: int = typer.Option(5, "--points", min=1, help="Equidistant estimation points."),
     at: list[int] = typer.Option([], "--at", help="An estimation point (repeatable; 0-based)."),
     replays: int = typer.Option(8, "--replays", min=1, help="m: replays per point and arm."),
-    probe: int = typer.Option(4, "--probe", min=2, help="Replays whose entropy picks the branch."),
+    probe: int | None = typer.Option(
+        None, "--probe", min=1, help="Replays whose entropy picks the branch (min(4, m))."
+    ),
     outcome: str = typer.Option("share", "--outcome", help="Y: share, final or exact."),
     tau_h: float = typer.Option(0.0, "--tau-h", help="Entropy threshold of the branches (nats)."),
     bucket: str = typer.Option("value", "--bucket", help="Action buckets: value or key paths."),
@@ -154,8 +156,10 @@ def estimate(
         key = model or keys[0]
         bench: dict[str, object] = {"kind": "scae_estimate", "parent": str(parent),
                                     "model": key, "seed": seed, "points": points,
-                                    "replays": replays, "probe": probe, "outcome": outcome,
-                                    "tau_h": tau_h, "bucket": bucket}  # fmt: skip
+                                    "replays": replays, "outcome": outcome, "tau_h": tau_h,
+                                    "bucket": bucket}  # fmt: skip
+        if probe is not None:
+            bench["probe"] = probe
         if chain:
             bench["chains"] = list(chain)
         if sample is not None:

@@ -65,11 +65,16 @@ class EstimateOptions(BenchmarkOptions):
     """The estimation points themselves (0-based steps), instead of `points`."""
     replays: int = 8
     """m: replays per point and arm."""
-    probe: int = 4
-    """The first this many replays of a point decide its branch (entropy probe)."""
+    probe: int | None = None
+    """The first this many replays of a point decide its branch (the entropy probe; default
+    min(4, replays))."""
     outcome: str = "share"
     tau_h: float = 0.0
     bucket: str = "value"
+
+    @property
+    def probe_replays(self) -> int:
+        return min(4, self.replays) if self.probe is None else self.probe
 
     def check(self) -> None:
         if self.chains is not None and self.sample is not None:
@@ -82,8 +87,8 @@ class EstimateOptions(BenchmarkOptions):
             raise OptionError("at", "points are steps >= 0")
         if self.replays < 1:
             raise OptionError("replays", f"must be >= 1, got {self.replays}")
-        if not 2 <= self.probe <= self.replays:
-            raise OptionError("probe", f"must be 2..replays ({self.replays}), got {self.probe}")
+        if not 1 <= self.probe_replays <= self.replays:
+            raise OptionError("probe", f"must be 1..replays ({self.replays}), got {self.probe}")
         if self.outcome not in OUTCOMES:
             raise OptionError("outcome", f"one of {', '.join(OUTCOMES)}, got {self.outcome!r}")
         try:
@@ -200,7 +205,7 @@ class EstimateBenchmark(Benchmark):
                 "alternative": {"name": name, "value": value},
                 "outcome": o.outcome,
                 "tau_h": o.tau_h,
-                "probe": o.probe,
+                "probe": o.probe_replays,
                 "bucket": o.bucket,
                 "replays": o.replays,
                 "chains": self.selection.counts,
