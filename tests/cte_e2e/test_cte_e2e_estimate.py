@@ -25,7 +25,7 @@ from evaltally.benchmarks.scae_estimate.outcome import plausible_wrong
 from evaltally.config import BenchmarkConfig
 from evaltally.prompts.cte import PROMPT_VERSION
 from evaltally.records import PlannedCall, Status
-from testkit import tally
+from testkit import REPO, tally
 
 T = 40
 
@@ -159,6 +159,20 @@ def test_estimate_localises_the_one_step_that_moves_y(tmp_path: Path, mock_proce
     assert s["families"]["observational"]["significant"] == 0
     assert tally("resume", str(out)).returncode == 0
     assert mock.stats()["total"] == T + calls
+
+    # Beside a judge on the same chain, in segments: `last_visible` blames call 40 with the
+    # full trace (segment 4) and call 24 of the 0.6 prefix (segment 2); the reference is 1.
+    judges = str(REPO / "configs" / "scae-example.toml")
+    judged = tally("scae", "cte-judge", str(parent), "--judges", judges, "--judge",
+                   "last_visible", "-o", str(tmp_path / "j"))  # fmt: skip
+    assert judged.returncode == 0, judged.stderr
+    for run, export in ((out, "e.jsonl"), (tmp_path / "j", "j.jsonl")):
+        assert tally("export", str(run), "-o", str(tmp_path / export)).returncode == 0
+    shown = tally("scae", "compare", str(tmp_path / "e.jsonl"), str(tmp_path / "j.jsonl"))
+    assert shown.returncode == 0, shown.stderr
+    assert "| estimator | 1 | 1.000 | 1.000 | +0.000 | - |" in shown.stdout
+    assert "| last_visible (full) | 1 | 0.000 | 0.000 | +3.000 | 0.000 |" in shown.stdout
+    assert "| last_visible (prefix) | 1 | 0.000 | 1.000 | +1.000 | 0.000 |" in shown.stdout
 
 
 def test_two_buckets_at_a_known_point_give_ln2(tmp_path: Path, mock_process: Any) -> None:

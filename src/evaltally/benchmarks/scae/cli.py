@@ -181,3 +181,28 @@ def estimate(
         plan(guard(lambda: write_derived_config(target, compose())))
         return
     start_derived_run(target, compose, budget)
+
+
+@app.command()
+def compare(
+    estimate_export: Path = typer.Argument(..., help="The export of a `tally scae estimate` run."),
+    judge_export: Path = typer.Argument(..., help="The export of a `tally scae cte-judge` run."),
+) -> None:
+    """The estimator's largest negative contribution and the judges' blamed steps, scored
+    against the certified first wrong call on the same chains, in segments."""
+    from evaltally.benchmarks.scae_estimate.compare import compare as run
+    from evaltally.benchmarks.scae_estimate.report import BLAME_STATEMENT
+    from evaltally.report.tables import Table, to_markdown
+
+    def go() -> str:
+        scores = run(estimate_export, judge_export)
+        rows = [
+            (s["selector"], str(s["chains"]), f"{s['exact']:.3f}", f"{s['within_one']:.3f}",
+             f"{s['signed']:+.3f}", "-" if s["step_hit"] is None else f"{s['step_hit']:.3f}")
+            for s in scores
+        ]  # fmt: skip
+        header = ("selector", "chains", "exact segment", "within 1", "signed", "step hit")
+        return to_markdown(Table("Estimator and judges on the same chains", header, rows,
+                                 BLAME_STATEMENT, left=1))  # fmt: skip
+
+    typer.echo(guard(go))
