@@ -1,5 +1,6 @@
-"""``tally scae ...``: check an episode file; judge a recorded CTE free-rollout run (mounted by
-the root CLI from the registry)."""
+"""``tally scae ...``: check an episode file; judge a recorded CTE free-rollout run; estimate its
+step contributions by replay and compare them with the judges (mounted by the root CLI from the
+registry)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from evaltally.benchmarks.cli_common import (
 from evaltally.errors import ConfigError
 
 app = typer.Typer(
-    help="SCAE judges: check an episode file; judge the free rollouts of a recorded CTE run.",
+    help="SCAE: check an episode file; judge or estimate (by replay) the free rollouts of a "
+    "recorded CTE run; compare estimator and judges.",
     no_args_is_help=True,
 )
 

@@ -19,6 +19,7 @@ is known in advance and a resume never depends on what was answered.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +40,6 @@ from evaltally.benchmarks.fork.stats import parse_bucket_spec
 from evaltally.config import BenchmarkConfig
 from evaltally.errors import DataError
 from evaltally.ledger.files import ledger_path
-from evaltally.prompts.cte import dump
 from evaltally.records import JSONValue, Message, PlannedCall, Status, content_hash
 
 from .outcome import OUTCOMES, alternative
@@ -166,7 +166,7 @@ class EstimateBenchmark(Benchmark):
         shown = list(self._prefix(chain, at))
         if call.spec["arm"] == ALTERNATIVE:
             _, value = self._alternative(chain, at)
-            shown.append(StepAnswer(at, Status.OK, dump(value), value))
+            shown.append(StepAnswer(at, Status.OK, json.dumps(value, ensure_ascii=False), value))
         start = len(shown)
         own = [StepAnswer(start + a.step, a.status, a.raw_text, a.parsed) for a in earlier]
         return [*shown, *own]
