@@ -71,6 +71,14 @@ def test_displacement_by_hand() -> None:
     assert d["mean"]["value"] == pytest.approx((0.5 + 0.4 + 0.5) / 3)
     assert d["median"] == 0.5
     assert (d["later"], d["earlier"], d["ties"], d["sign_p"]) == (3, 0, 0, 0.25)
+    # Uniform null (T - k)/2T with k = prefix_length(T): T = 4, 5, 2 -> k = 2, 3, 1.
+    assert d["uniform_null"] == pytest.approx((2 / 8 + 2 / 10 + 1 / 4) / 3)
+
+
+def test_the_uniform_null_is_not_zero() -> None:
+    # A judge picking uniformly among the visible steps: 0.20 at T = 20 with a 0.6 prefix.
+    (pair,) = pairs(pair_rows("e", "j", 20, 1, 1))
+    assert pair.prefix_visible == 12 and pair.uniform_null == pytest.approx(0.20)
 
 
 def test_the_displacement_interval_is_the_documented_bootstrap() -> None:

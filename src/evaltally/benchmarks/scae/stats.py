@@ -67,6 +67,7 @@ def displacement(pairs: Sequence[Pair], *, seed: int, resamples: int) -> dict[st
         "pos_full": _mean([p.full / p.total_steps for p in pairs]),
         "pos_prefix": _mean([p.prefix / p.total_steps for p in pairs]),
         "mean": interval_cell(d, seed=seed, resamples=resamples),
+        "uniform_null": _mean([p.uniform_null for p in pairs]),
         "median": statistics.median(d) if d else None,
         "later": later,
         "earlier": earlier,

@@ -83,6 +83,7 @@ def displacement_table(summary: Mapping[str, Any]) -> Table:
                 num(d["pos_full"]),
                 signed(d["mean"]["value"]),
                 interval(d["mean"]),
+                signed(d.get("uniform_null")),
                 signed(d["median"]),
                 f"{d['later']}/{d['earlier']}/{d['ties']}",
                 num(d["share_later"]),
@@ -91,11 +92,13 @@ def displacement_table(summary: Mapping[str, Any]) -> Table:
         )
     return Table(
         "Collider displacement (full trace minus prefix)",
-        ("judge", "episodes", "pos prefix", "pos full", "displacement", "95% CI", "median",
-         "later/earlier/ties", "share later", "sign p"),
+        ("judge", "episodes", "pos prefix", "pos full", "displacement", "95% CI", "uniform null",
+         "median", "later/earlier/ties", "share later", "sign p"),
         rows,
         "pos = t/T over episodes answered in both conditions; sign test two-sided, exact, "
-        "ties excluded; 95% CI from the episode bootstrap.",
+        "ties excluded; 95% CI from the episode bootstrap; uniform null: the displacement of a "
+        "judge picking uniformly among the steps it is shown, mean (T - k)/2T (not zero: the "
+        "prefix judge cannot reach later steps).",
     )  # fmt: skip
 
 
