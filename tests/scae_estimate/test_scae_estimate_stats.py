@@ -9,12 +9,8 @@ import pytest
 from evaltally.benchmarks.scae_estimate.estimate import blame
 from evaltally.benchmarks.scae_estimate.outcome import _perturbed, outcome
 from evaltally.benchmarks.scae_estimate.source import equidistant_points
-from evaltally.benchmarks.scae_estimate.stats import (
-    bh_adjust,
-    permutation_p,
-    spearman,
-    wilcoxon_p,
-)
+from evaltally.benchmarks.scae_estimate.stats import permutation_p, spearman, wilcoxon_p
+from evaltally.report.fdr import bh_adjust
 
 
 def test_bh_against_a_hand_worked_family() -> None:

@@ -14,11 +14,12 @@ from typing import Any, ClassVar
 from evaltally.benchmarks.fork.stats import parse_bucket_spec
 from evaltally.benchmarks.scae.cte_judge import REFERENCE_STATEMENT
 from evaltally.report.bootstrap import mean_interval
+from evaltally.report.fdr import FDR_Q, bh_adjust
 from evaltally.report.section import GradeSettings, Section
 from evaltally.report.tables import Table
 
 from .estimate import INTERVENTION, OBSERVATIONAL, Arm, ChainRows, estimate_chain
-from .stats import FDR_Q, bh_adjust, spearman
+from .stats import spearman
 
 BLAME_STATEMENT = (
     "Scored against the certified first wrong call: the segment holding the largest negative "

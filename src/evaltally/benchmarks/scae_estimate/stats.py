@@ -6,8 +6,7 @@
 - `wilcoxon_p`: exact two-sided Wilcoxon signed-rank test of paired differences against 0
   (zeros dropped, tied magnitudes get average ranks); like the paper's implementation it gives
   no p-value (None) below `WILCOXON_MIN_N` nonzero differences.
-- `bh_adjust`: Benjamini-Hochberg q-values of a family (None entries stay None and do not
-  count in the family size); a test is significant when its q-value is <= q.
+- BH-FDR: `report.fdr.bh_adjust`, at `FDR_Q` = 0.10 per family.
 - `spearman`: rank correlation with average ranks; None below 3 pairs or for a constant side.
 """
 
@@ -21,7 +20,6 @@ from collections.abc import Sequence
 EXACT_SPLITS = 200_000
 MONTE_CARLO_DRAWS = 20_000
 WILCOXON_MIN_N = 6
-FDR_Q = 0.10
 _EPS = 1e-12
 
 
@@ -84,19 +82,6 @@ def wilcoxon_p(differences: Sequence[float]) -> float | None:
     low = sum(c for s, c in counts.items() if s <= w) / total
     high = sum(c for s, c in counts.items() if s >= w) / total
     return float(min(1.0, 2 * min(low, high)))
-
-
-def bh_adjust(pvalues: Sequence[float | None]) -> list[float | None]:
-    """Benjamini-Hochberg q-values, in the input order."""
-    tested = sorted((p, i) for i, p in enumerate(pvalues) if p is not None)
-    n = len(tested)
-    out: list[float | None] = [None] * len(pvalues)
-    running = 1.0
-    for rank in range(n, 0, -1):
-        p, i = tested[rank - 1]
-        running = min(running, p * n / rank)
-        out[i] = running
-    return out
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
