@@ -53,6 +53,10 @@ def test_fork_of_a_free_rollout_reports_entropy_spread_and_reproduction(
     assert tally("report", str(tmp_path / "fork")).returncode == 0
     data_ = orjson.loads((tmp_path / "fork" / "report.json").read_bytes())
     s = data_["sections"]["fork"]["forks"][0]["summary"]
+    # The parent ledger's hash is of the reused prefix (the file may still grow), and says so.
+    (own, *_) = data_["data_sources"]["fork"]["files"]
+    assert own["path"].endswith("ledger.sqlite") and own["hashed"].startswith("the reused prefix")
+    assert "(SHA-256 of the reused prefix" in (tmp_path / "fork" / "report.md").read_text()
     # Buckets by error.code: the WRONG answer has none (null), nor has a right success answer.
     assert s["bucket_spec"] == "error.code" and s["replays"] == 4
     assert "error" not in target  # right and wrong answers alike carry no error code

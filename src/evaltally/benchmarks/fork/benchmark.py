@@ -123,7 +123,11 @@ class ForkBenchmark(Benchmark):
         }
 
     def data_sources(self) -> list[DataSource]:
-        own = DataSource(str(ledger_path(self.parent.run_dir)), self.parent.prefix_sha256())
+        own = DataSource(
+            str(ledger_path(self.parent.run_dir)),
+            self.parent.prefix_sha256(),
+            "the reused prefix (each step's request hash and recorded answer), not the file",
+        )
         return [own, *self.parent.bench.data_sources()]
 
     def parents(self) -> list[dict[str, JSONValue]]:

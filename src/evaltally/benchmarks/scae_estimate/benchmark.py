@@ -215,7 +215,8 @@ class EstimateBenchmark(Benchmark):
         }
 
     def data_sources(self) -> list[DataSource]:
-        own = DataSource(str(ledger_path(self.selection.run_dir)), self.selection.digest)
+        what = "the estimated chains' calls (status, answer, target), not the file"
+        own = DataSource(str(ledger_path(self.selection.run_dir)), self.selection.digest, what)
         labels = sorted({c.rollout.benchmark for c in self.selection.chains})
         benches = {c.rollout.benchmark: c.parent.bench for c in self.selection.chains}
         return [own, *(s for label in labels for s in benches[label].data_sources())]
