@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from cte_e2e_kit import WRONG, builtin_records, prompt_sha, write_records
+from cte_e2e_kit import WRONG, builtin_records, prompt_sha, record_rollouts, write_records
 
 from evaltally.benchmarks.base import StepAnswer
 from evaltally.benchmarks.cte.benchmark import CteBenchmark
@@ -69,14 +69,7 @@ def _parent(tmp_path: Path, mock_process: Any, k: int, points: list[int], altern
     answers.write_text("".join(json.dumps({"sha256": s, "answers": a}) + "\n"
                                for s, a in script.items()))  # fmt: skip
     mock = mock_process("--answers-file", str(answers))
-    (tmp_path / "cte.toml").write_text(
-        '[run]\nname = "rollout"\nruns_dir = "runs"\n'
-        f'[[models]]\nkey = "sim"\nprovider = "openai"\nmodel = "sim"\n'
-        f'base_url = "{mock.base_url}/v1"\napi_key_env = "EVALTALLY_TEST_KEY"\n'
-        f'[[benchmarks]]\nkind = "cte"\ndata = "{data}"\nprotocols = ["free_rollout"]\n'
-    )
-    assert tally("run", str(tmp_path / "cte.toml")).returncode == 0
-    return tmp_path / "runs" / "rollout", mock
+    return record_rollouts(tmp_path, mock.base_url, data), mock
 
 
 def _report(run_dir: Path) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from cte_e2e_kit import builtin_records, write_records
+from cte_e2e_kit import builtin_records, record_rollouts, write_records
 
 from testkit import tally, tally_background
 
@@ -42,15 +42,7 @@ def test_kill_mid_estimate_then_resume_is_exact(tmp_path: Path, mock_process: An
     # The mock's generated answers are a function of the request body: a deterministic model.
     mock = mock_process("--latency-ms", "20", "--seed", "3")
     data = write_records(tmp_path / "one.jsonl", builtin_records(1, domains=("cart",)))
-    (tmp_path / "cte.toml").write_text(
-        '[run]\nname = "rollout"\nruns_dir = "runs"\n'
-        f'[[models]]\nkey = "sim"\nprovider = "openai"\nmodel = "sim"\n'
-        f'base_url = "{mock.base_url}/v1"\napi_key_env = "EVALTALLY_TEST_KEY"\n'
-        "[models.limits]\nconcurrency = 4\n"
-        f'[[benchmarks]]\nkind = "cte"\ndata = "{data}"\nprotocols = ["free_rollout"]\n'
-    )
-    assert tally("run", str(tmp_path / "cte.toml")).returncode == 0
-    parent = tmp_path / "runs" / "rollout"
+    parent = record_rollouts(tmp_path, mock.base_url, data, "concurrency = 4")
     before = (parent / "ledger.sqlite").read_bytes()
     killed = tmp_path / "killed"
     args = ("scae", "estimate", str(parent), "--replays", "2")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from cte_e2e_kit import WRONG, builtin_records, scripted_rollout, write_records
+from cte_e2e_kit import WRONG, builtin_records, record_rollouts, scripted_rollout, write_records
 
 from evaltally.benchmarks.cte.benchmark import CteBenchmark
 from evaltally.config import BenchmarkConfig
@@ -35,14 +35,7 @@ def test_fork_of_a_free_rollout_reports_entropy_spread_and_reproduction(
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(s) + "\n" for s in script))
     mock = mock_process("--answers-file", str(answers))
-    (tmp_path / "cte.toml").write_text(
-        '[run]\nname = "rollout"\nruns_dir = "runs"\n'
-        f'[[models]]\nkey = "sim"\nprovider = "openai"\nmodel = "sim"\n'
-        f'base_url = "{mock.base_url}/v1"\napi_key_env = "EVALTALLY_TEST_KEY"\n'
-        f'[[benchmarks]]\nkind = "cte"\ndata = "{data}"\nprotocols = ["free_rollout"]\n'
-    )
-    assert tally("run", str(tmp_path / "cte.toml")).returncode == 0
-    parent = tmp_path / "runs" / "rollout"
+    parent = record_rollouts(tmp_path, mock.base_url, data)
     export = tmp_path / "parent.jsonl"
     assert tally("export", str(parent), "-o", str(export)).returncode == 0
     chain = orjson.loads(export.read_bytes().splitlines()[0])["chain_id"]

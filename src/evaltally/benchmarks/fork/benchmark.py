@@ -50,10 +50,15 @@ class ForkOptions(BenchmarkOptions):
     def check(self) -> None:
         if self.at < 0:
             raise OptionError("at", f"must be >= 0, got {self.at}")
-        try:
-            parse_bucket_spec(self.bucket)
-        except ValueError as exc:
-            raise OptionError("bucket", str(exc)) from None
+        check_bucket(self.bucket)
+
+
+def check_bucket(spec: str) -> None:
+    """The `bucket` option (a fork's, an estimate's) as `stats.parse_bucket_spec` reads it."""
+    try:
+        parse_bucket_spec(spec)
+    except ValueError as exc:
+        raise OptionError("bucket", str(exc)) from None
 
 
 class ForkBenchmark(Benchmark):

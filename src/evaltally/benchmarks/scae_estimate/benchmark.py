@@ -35,8 +35,8 @@ from evaltally.benchmarks.base import (
     StepAnswer,
 )
 from evaltally.benchmarks.cte.baselines import OFFLINE_PREDICTORS
+from evaltally.benchmarks.fork.benchmark import check_bucket
 from evaltally.benchmarks.fork.parent import ParentError
-from evaltally.benchmarks.fork.stats import parse_bucket_spec
 from evaltally.config import BenchmarkConfig
 from evaltally.errors import DataError
 from evaltally.ledger.files import ledger_path
@@ -91,10 +91,7 @@ class EstimateOptions(BenchmarkOptions):
             raise OptionError("probe", f"must be 1..replays ({self.replays}), got {self.probe}")
         if self.outcome not in OUTCOMES:
             raise OptionError("outcome", f"one of {', '.join(OUTCOMES)}, got {self.outcome!r}")
-        try:
-            parse_bucket_spec(self.bucket)
-        except ValueError as exc:
-            raise OptionError("bucket", str(exc)) from None
+        check_bucket(self.bucket)
 
 
 class EstimateBenchmark(Benchmark):
