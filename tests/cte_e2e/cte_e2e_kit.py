@@ -15,6 +15,7 @@ from evaltally.benchmarks.cte.benchmark import CteBenchmark
 from evaltally.benchmarks.cte.generate import builtin_path
 from evaltally.prompts.cte import PROMPT_VERSION
 from evaltally.records import PlannedCall, Status
+from testkit import tally
 
 REPO = Path(__file__).resolve().parents[2]
 CORE_V1 = REPO.parent / "shared/data/cte-bench/core_v1.jsonl.gz"
@@ -73,3 +74,18 @@ def scripted_rollout(bench: CteBenchmark, sid: str, wrong_at: int | None) -> lis
         out.append((prompt_sha(bench.render(call, earlier)), value))
         earlier.append(StepAnswer(i, Status.OK, json.dumps(value), value))
     return out
+
+
+def record_rollouts(tmp_path: Path, base_url: str, data: Path, limits: str = "") -> Path:
+    """`tally run` of the free rollouts in `data`, answered by model "sim" of the provider at
+    `base_url` (`limits`: a `[models.limits]` body); the run directory."""
+    (tmp_path / "cte.toml").write_text(
+        '[run]\nname = "rollout"\nruns_dir = "runs"\n'
+        f'[[models]]\nkey = "sim"\nprovider = "openai"\nmodel = "sim"\n'
+        f'base_url = "{base_url}/v1"\napi_key_env = "EVALTALLY_TEST_KEY"\n'
+        + (f"[models.limits]\n{limits}\n" if limits else "")
+        + f'[[benchmarks]]\nkind = "cte"\ndata = "{data}"\nprotocols = ["free_rollout"]\n'
+    )
+    done = tally("run", str(tmp_path / "cte.toml"))
+    assert done.returncode == 0, done.stderr
+    return tmp_path / "runs" / "rollout"

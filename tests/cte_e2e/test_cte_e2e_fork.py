@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from cte_e2e_kit import WRONG, builtin_records, scripted_rollout, write_records
+from cte_e2e_kit import WRONG, builtin_records, record_rollouts, scripted_rollout, write_records
 
 from evaltally.benchmarks.cte.benchmark import CteBenchmark
 from evaltally.config import BenchmarkConfig
@@ -35,14 +35,7 @@ def test_fork_of_a_free_rollout_reports_entropy_spread_and_reproduction(
     answers = tmp_path / "answers.jsonl"
     answers.write_text("".join(json.dumps(s) + "\n" for s in script))
     mock = mock_process("--answers-file", str(answers))
-    (tmp_path / "cte.toml").write_text(
-        '[run]\nname = "rollout"\nruns_dir = "runs"\n'
-        f'[[models]]\nkey = "sim"\nprovider = "openai"\nmodel = "sim"\n'
-        f'base_url = "{mock.base_url}/v1"\napi_key_env = "EVALTALLY_TEST_KEY"\n'
-        f'[[benchmarks]]\nkind = "cte"\ndata = "{data}"\nprotocols = ["free_rollout"]\n'
-    )
-    assert tally("run", str(tmp_path / "cte.toml")).returncode == 0
-    parent = tmp_path / "runs" / "rollout"
+    parent = record_rollouts(tmp_path, mock.base_url, data)
     export = tmp_path / "parent.jsonl"
     assert tally("export", str(parent), "-o", str(export)).returncode == 0
     chain = orjson.loads(export.read_bytes().splitlines()[0])["chain_id"]
@@ -53,6 +46,10 @@ def test_fork_of_a_free_rollout_reports_entropy_spread_and_reproduction(
     assert tally("report", str(tmp_path / "fork")).returncode == 0
     data_ = orjson.loads((tmp_path / "fork" / "report.json").read_bytes())
     s = data_["sections"]["fork"]["forks"][0]["summary"]
+    # The parent ledger's hash is of the reused prefix (the file may still grow), and says so.
+    (own, *_) = data_["data_sources"]["fork"]["files"]
+    assert own["path"].endswith("ledger.sqlite") and own["hashed"].startswith("the reused prefix")
+    assert "(SHA-256 of the reused prefix" in (tmp_path / "fork" / "report.md").read_text()
     # Buckets by error.code: the WRONG answer has none (null), nor has a right success answer.
     assert s["bucket_spec"] == "error.code" and s["replays"] == 4
     assert "error" not in target  # right and wrong answers alike carry no error code

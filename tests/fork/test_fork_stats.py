@@ -77,6 +77,14 @@ def test_entropy_in_nats() -> None:
     assert entropy([1, 1, 1, 1]) == pytest.approx(math.log(4))  # 1.39 nats, as in Table 9
 
 
+def test_four_replays_reach_four_nonzero_entropies_not_three() -> None:
+    # Every split of 4 replays into buckets (docs/fork.md): 2+2 gives ln 2, which the paper's
+    # B.2 list (0.56, 1.04, 1.39) leaves out.
+    splits = ([4], [3, 1], [2, 2], [2, 1, 1], [1, 1, 1, 1])
+    values = sorted(round(entropy(s), 2) for s in splits)
+    assert values == [0.0, 0.56, 0.69, 1.04, 1.39]
+
+
 @pytest.mark.parametrize("text", ["", "tool,", "a..b", " , "])
 def test_a_malformed_bucket_spec_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="bucket spec"):

@@ -49,6 +49,15 @@ def test_a_fraction_outside_the_open_unit_interval_is_refused(fraction: object) 
         exact_fraction(fraction)  # type: ignore[arg-type]
 
 
+def test_version_v1_still_renders_the_length_for_runs_planned_with_it() -> None:
+    step = {"tool": "read", "target": "a", "output": "x"}
+    args = {"rubric": "blame-v1", "task": "t", "steps": [step], "total_steps": 3, "outcome": None}
+    assert "steps 1-1 of 3\n" in prompts.render(**args, version="scae-judge-v1")[1]["content"]
+    assert "steps 1-1\n" in prompts.render(**args)[1]["content"]
+    with pytest.raises(ValueError, match="unknown prompt version"):
+        prompts.render(**args, version="scae-judge-v0")
+
+
 def test_prefix_length_needs_a_step() -> None:
     with pytest.raises(ValueError, match="at least one step"):
         prefix_length(0)
@@ -61,15 +70,16 @@ def test_full_and_prefix_requests_share_the_rubric_and_differ_only_in_what_is_vi
     assert full[0] == prefix[0] == {"role": "system", "content": prompts.SYSTEM}
     f_user, p_user = full[1]["content"], prefix[1]["content"]
     assert prompts.RUBRICS["blame-v1"] in f_user and prompts.RUBRICS["blame-v1"] in p_user
-    assert "## Trajectory: steps 1-20 of 20" in f_user
-    assert "## Trajectory: steps 1-12 of 20" in p_user
+    assert "## Trajectory: steps 1-20\n" in f_user
+    # The prefix judge is not told how long the trajectory is (downstream information).
+    assert "## Trajectory: steps 1-12\n" in p_user and " of 20" not in p_user
     assert "### Step 12\n" in p_user and "### Step 13\n" not in p_user
     assert "## Outcome\nThe task succeeded" in f_user
     assert f"## Outcome\n{prompts.NOT_SHOWN}" in p_user and "succeeded" not in p_user
     assert "1 to 12>" in p_user and "1 to 20>" in f_user
     # The prefix request is the full one with later steps and the outcome cut out.
     head = p_user.split("### Step 12\n")[0]
-    assert f_user.split("### Step 12\n")[0] == head.replace("1-12 of 20", "1-20 of 20")
+    assert f_user.split("### Step 12\n")[0] == head.replace("steps 1-12\n", "steps 1-20\n")
 
 
 def test_tool_output_cannot_break_out_of_its_fence() -> None:

@@ -103,8 +103,8 @@ def test_the_judge_sees_the_models_own_predictions_as_the_trajectory() -> None:
         prompts.RUBRICS[FIRST_WRONG_RUBRIC] in full
         and prompts.RUBRICS[FIRST_WRONG_RUBRIC] in prefix
     )
-    assert "steps 1-6 of 6" in full and "4 of 6 predicted" in full
-    assert f"steps 1-{prefix_length(6)} of 6" in prefix and "4 of 6" not in prefix
+    assert "steps 1-6\n" in full and "4 of 6 predicted" in full
+    assert f"steps 1-{prefix_length(6)}\n" in prefix and "of 6" not in prefix
     assert "### Step 4" not in prefix
 
 

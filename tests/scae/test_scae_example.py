@@ -43,7 +43,7 @@ def judge_rows(episodes: list[Episode], judge: str, choose: Choice) -> list[Judg
         prov = episode_provenance(e)
         for condition in CONDITIONS:
             user = episode_messages(e, condition)[1]["content"]
-            visible = int(user.split("## Trajectory: steps 1-")[1].split(" ")[0])
+            visible = int(user.split("## Trajectory: steps 1-")[1].split("\n")[0])
             raw = f'{{"step": {choose(condition, prov, visible)}, "reason": "scripted"}}'
             status, step = recorded_answer("parse_error", raw, visible)
             rows.append(

@@ -24,6 +24,7 @@ from evaltally.benchmarks.scae.stats import (
     enrichment,
     late_bias,
     lateness,
+    mark_fdr,
     sign_test,
 )
 from evaltally.errors import DataError
@@ -71,6 +72,27 @@ def test_displacement_by_hand() -> None:
     assert d["mean"]["value"] == pytest.approx((0.5 + 0.4 + 0.5) / 3)
     assert d["median"] == 0.5
     assert (d["later"], d["earlier"], d["ties"], d["sign_p"]) == (3, 0, 0, 0.25)
+    # Uniform null (T - k)/2T with k = prefix_length(T): T = 4, 5, 2 -> k = 2, 3, 1.
+    assert d["uniform_null"] == pytest.approx((2 / 8 + 2 / 10 + 1 / 4) / 3)
+
+
+def test_sign_tests_are_marked_after_bh_fdr_across_the_judges() -> None:
+    # n = 2 tested: q = 0.06 * 2 / 1 = 0.12 and 0.2 * 2 / 2 = 0.2: 0.06 < 0.10 uncorrected,
+    # but nothing survives; with 0.01 and 0.04 both do (q = 0.02, 0.04).
+    family = [{"sign_p": 0.06}, {"sign_p": None}, {"sign_p": 0.2}]
+    mark_fdr(family)
+    assert [d["sign_q"] for d in family] == [pytest.approx(0.12), None, pytest.approx(0.2)]
+    assert not any(d["significant"] for d in family)
+    family = [{"sign_p": 0.04}, {"sign_p": 0.01}]
+    mark_fdr(family)
+    assert [d["sign_q"] for d in family] == [pytest.approx(0.04), pytest.approx(0.02)]
+    assert all(d["significant"] for d in family)
+
+
+def test_the_uniform_null_is_not_zero() -> None:
+    # A judge picking uniformly among the visible steps: 0.20 at T = 20 with a 0.6 prefix.
+    (pair,) = pairs(pair_rows("e", "j", 20, 1, 1))
+    assert pair.prefix_visible == 12 and pair.uniform_null == pytest.approx(0.20)
 
 
 def test_the_displacement_interval_is_the_documented_bootstrap() -> None:

@@ -26,9 +26,9 @@ def test_summary_tables_render_as_markdown() -> None:
     summary = summarize(rows(), seed=0, resamples=200, permutations=200)
     assert list(summary["judges"]) == ["judge-[bold]x", "judge-y"]
     md = "\n".join(to_markdown(t) for t in all_tables(summary))
-    assert (
-        "| judge-[bold]x | 6 | 0.400 | 0.800 | +0.400 | [+0.400, +0.400] | +0.400 | 6/0/0 |" in md
-    )
+    # The uniform null at T = 5, k = 3: (5 - 3) / 10.
+    row = "| judge-[bold]x | 6 | 0.400 | 0.800 | +0.400 | [+0.400, +0.400] | +0.200 | +0.400 |"
+    assert row + " 6/0/0 |" in md
     assert "| judge-y | full | 7 | 6 | 0 | 1 | 0 | 0.600 |" in md
     assert "| judge-y | prefix | 7 | 7 | 0 | 0 | 0 | 0.600 |" in md  # e9's prefix answer counts
     assert "| judge-y | 6 | 0.600 | 0.600 | +0.000 |" in md and "| 0/0/6 | 0.000 | - |" in md

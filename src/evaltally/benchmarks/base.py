@@ -130,6 +130,9 @@ class DataSource:
 
     path: str
     sha256: str
+    hashed: str | None = None
+    """What `sha256` is the hash of when it is not the file's bytes (a parent run's ledger
+    keeps growing, so a run built on it hashes what it took from it), as the report names it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,7 +67,10 @@ def data_sources(benchmarks: Mapping[str, Benchmark]) -> dict[str, dict[str, obj
     return {
         label: {
             "kind": bench.kind,
-            "files": [{"path": d.path, "sha256": d.sha256} for d in bench.data_sources()],
+            "files": [
+                {"path": d.path, "sha256": d.sha256, **({"hashed": d.hashed} if d.hashed else {})}
+                for d in bench.data_sources()
+            ],
         }
         for label, bench in benchmarks.items()
     }

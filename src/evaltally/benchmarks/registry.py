@@ -18,6 +18,7 @@ _FOLDERS = {
     "ctxgap": "evaltally.benchmarks.ctxgap",
     "scae": "evaltally.benchmarks.scae",
     "fork": "evaltally.benchmarks.fork",
+    "scae_estimate": "evaltally.benchmarks.scae_estimate",
     "dexbench": "evaltally.benchmarks.dexbench",
 }
 

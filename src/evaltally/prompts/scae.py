@@ -18,7 +18,11 @@ from collections.abc import Mapping, Sequence
 
 from evaltally.records import Message
 
-PROMPT_VERSION = "scae-judge-v1"
+PROMPT_VERSION = "scae-judge-v2"
+#: v1 headed the trajectory "steps 1-k of T", which told a prefix judge the trajectory's length
+#: (downstream information); v2 says "steps 1-k" in both conditions. v1 renders only to resume
+#: a run planned with it.
+PROMPT_VERSIONS = ("scae-judge-v1", PROMPT_VERSION)
 
 SYSTEM = (
     "You audit the trajectory of an automated software agent. A trajectory is a numbered "
@@ -74,11 +78,15 @@ def render(
     steps: Sequence[Mapping[str, str | None]],
     total_steps: int,
     outcome: str | None,
+    version: str = PROMPT_VERSION,
 ) -> list[Message]:
     """The messages of one judge call.
 
     `steps` are the visible steps in order (`tool`, `target`, `output`), numbered from 1;
-    `total_steps` is the trajectory's full length; `outcome` is None when it is withheld."""
+    `total_steps` is the trajectory's full length (shown only by version v1); `outcome` is None
+    when it is withheld."""
+    if version not in PROMPT_VERSIONS:
+        raise ValueError(f"unknown prompt version {version!r}; known: {', '.join(PROMPT_VERSIONS)}")
     if rubric not in RUBRICS:
         raise ValueError(f"unknown rubric {rubric!r}; known: {', '.join(sorted(RUBRICS))}")
     visible = len(steps)
@@ -88,9 +96,10 @@ def render(
         render_step(n, str(s["tool"]), s.get("target"), str(s.get("output") or ""))
         for n, s in enumerate(steps, 1)
     )
+    length = f" of {total_steps}" if version == "scae-judge-v1" else ""
     user = (
         f"## Task\n{task.rstrip()}\n\n"
-        f"## Trajectory: steps 1-{visible} of {total_steps}\n\n{shown}\n\n"
+        f"## Trajectory: steps 1-{visible}{length}\n\n{shown}\n\n"
         f"## Outcome\n{outcome.rstrip() if outcome is not None else NOT_SHOWN}\n\n"
         f"## Question\n{RUBRICS[rubric]}\n\n"
         f'Answer with exactly one JSON object: {{"step": <the number of one step shown above, '

@@ -13,6 +13,12 @@ from evaltally.report.section import Section
 from evaltally.report.tables import to_markdown
 
 
+def _source(f: Mapping[str, Any]) -> str:
+    # A parent run's ledger is hashed by what was taken from it, never as the file's SHA-256.
+    what = f"SHA-256 of {f['hashed']}" if f.get("hashed") else "SHA-256"
+    return f"`{f['path']}` ({what} `{f['sha256']}`)"
+
+
 def markdown(
     sections: Sequence[tuple[str, Section]], audit: Sequence[str], data: Mapping[str, Any]
 ) -> str:
@@ -26,7 +32,7 @@ def markdown(
     sources = data.get("data_sources") or {}
     for label, source in sources.items():
         files = source.get("files") or []
-        where = "; ".join(f"`{f['path']}` (SHA-256 `{f['sha256']}`)" for f in files) or "-"
+        where = "; ".join(_source(f) for f in files) or "-"
         parts.append(f"- {label} ({source.get('kind')}): {where}")
     if not sources:
         parts.append("- not recorded (`tally report RUN` shows what the run recorded)")

@@ -50,10 +50,15 @@ class ForkOptions(BenchmarkOptions):
     def check(self) -> None:
         if self.at < 0:
             raise OptionError("at", f"must be >= 0, got {self.at}")
-        try:
-            parse_bucket_spec(self.bucket)
-        except ValueError as exc:
-            raise OptionError("bucket", str(exc)) from None
+        check_bucket(self.bucket)
+
+
+def check_bucket(spec: str) -> None:
+    """The `bucket` option (a fork's, an estimate's) as `stats.parse_bucket_spec` reads it."""
+    try:
+        parse_bucket_spec(spec)
+    except ValueError as exc:
+        raise OptionError("bucket", str(exc)) from None
 
 
 class ForkBenchmark(Benchmark):
@@ -123,7 +128,11 @@ class ForkBenchmark(Benchmark):
         }
 
     def data_sources(self) -> list[DataSource]:
-        own = DataSource(str(ledger_path(self.parent.run_dir)), self.parent.prefix_sha256())
+        own = DataSource(
+            str(ledger_path(self.parent.run_dir)),
+            self.parent.prefix_sha256(),
+            "the reused prefix (each step's request hash and recorded answer), not the file",
+        )
         return [own, *self.parent.bench.data_sources()]
 
     def parents(self) -> list[dict[str, JSONValue]]:

@@ -20,5 +20,5 @@ KIND = BenchmarkKind(
     benchmark="evaltally.benchmarks.scae.benchmark:ScaeBenchmark",
     grader="evaltally.benchmarks.scae.report:ScaeGrader",
     cli="evaltally.benchmarks.scae.cli:app",
-    cli_help="SCAE judges: check an episode file; judge a recorded CTE free-rollout run",
+    cli_help="SCAE: check episodes; judge, estimate (by replay) and compare CTE free rollouts",
 )

@@ -50,6 +50,9 @@ class ScaeOptions(BenchmarkOptions):
     conditions: tuple[str, ...] = CONDITIONS
     limit: int | None = None
     """Judge the first `limit` items only (file order; chain-id order for `cte_run`)."""
+    prompt_version: str = prompts.PROMPT_VERSION
+    """"scae-judge-v1" only to resume a run planned before v2 (which no longer tells a prefix
+    judge the trajectory's length)."""
 
     def check(self) -> None:
         if self.episodes is not None and self.cte_run is not None:
@@ -65,6 +68,9 @@ class ScaeOptions(BenchmarkOptions):
             raise OptionError("conditions", "lists a condition twice")
         if self.limit is not None and self.limit <= 0:
             raise OptionError("limit", f"must be > 0, got {self.limit}")
+        if self.prompt_version not in prompts.PROMPT_VERSIONS:
+            known = ", ".join(prompts.PROMPT_VERSIONS)
+            raise OptionError("prompt_version", f"one of {known}, got {self.prompt_version!r}")
 
 
 class ScaeBenchmark(Benchmark):
@@ -120,7 +126,7 @@ class ScaeBenchmark(Benchmark):
 
     def _spec(self, item: JudgeItem, condition: str) -> dict[str, JSONValue]:
         spec: dict[str, JSONValue] = {
-            "prompt_version": prompts.PROMPT_VERSION,
+            "prompt_version": self.options.prompt_version,
             "rubric": item.rubric,
         }
         # The full condition does not depend on the fraction: changing it keeps those answers.
@@ -152,6 +158,7 @@ class ScaeBenchmark(Benchmark):
             call.protocol,
             rubric=str(call.spec["rubric"]),
             fraction=self._fraction(call),
+            version=str(call.spec.get("prompt_version", prompts.PROMPT_VERSION)),
         )
 
     def parse(self, call: PlannedCall, text: str) -> ParseResult:

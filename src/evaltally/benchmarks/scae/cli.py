@@ -1,5 +1,6 @@
-"""``tally scae ...``: check an episode file; judge a recorded CTE free-rollout run (mounted by
-the root CLI from the registry)."""
+"""``tally scae ...``: check an episode file; judge a recorded CTE free-rollout run; estimate its
+step contributions by replay and compare them with the judges (mounted by the root CLI from the
+registry)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from evaltally.benchmarks.cli_common import (
 from evaltally.errors import ConfigError
 
 app = typer.Typer(
-    help="SCAE judges: check an episode file; judge the free rollouts of a recorded CTE run.",
+    help="SCAE: check an episode file; judge or estimate (by replay) the free rollouts of a "
+    "recorded CTE run; compare estimator and judges.",
     no_args_is_help=True,
 )
 
@@ -105,3 +107,104 @@ def cte_judge(
         )
 
     start_derived_run(target, compose, budget)
+
+
+@app.command()
+def estimate(
+    run_dir: Path = typer.Argument(..., help="A recorded run with CTE-Bench free rollouts."),
+    model: str | None = typer.Option(
+        None, "--model", help="The parent model whose rollouts are estimated and replayed."
+    ),
+    chain: list[str] = typer.Option(
+        [], "--chain", help="A chain id or unique prefix (repeatable; default: all complete)."
+    ),
+    sample: int | None = typer.Option(None, "--sample", min=1, help="A seeded sample of N chains."),
+    seed: int = typer.Option(0, "--seed", help="The sample's seed."),
+    points: int = typer.Option(5, "--points", min=1, help="Equidistant estimation points."),
+    at: list[int] = typer.Option([], "--at", help="An estimation point (repeatable; 0-based)."),
+    replays: int = typer.Option(8, "--replays", min=1, help="m: replays per point and arm."),
+    probe: int | None = typer.Option(
+        None, "--probe", min=1, help="Replays whose entropy picks the branch (min(4, m))."
+    ),
+    outcome: str = typer.Option("share", "--outcome", help="Y: share, final or exact."),
+    tau_h: float = typer.Option(0.0, "--tau-h", help="Entropy threshold of the branches (nats)."),
+    bucket: str = typer.Option("value", "--bucket", help="Action buckets: value or key paths."),
+    plan_only: bool = typer.Option(
+        False, "--plan", help="Write the run's config and show its plan and cost; send nothing."
+    ),
+    out: Path | None = typer.Option(None, "-o", "--out", help="The new run directory."),
+    name: str | None = typer.Option(None, "--name", help="The new run's name, beside RUN."),
+    budget: float | None = typer.Option(None, "--budget", help="Stop sending at this spend (USD)."),
+) -> None:
+    """Estimate step contributions of recorded free rollouts from replays of their recorded
+    prefixes (SCAE Algorithm 1), in a new run (resumable with `tally resume`); `tally report`
+    on it gives the hybrid estimates, their tests and their score against the certified first
+    wrong call."""
+    parent = run_dir.resolve()
+    target = guard(lambda: derived_run_dir(parent, out, name, "scae-estimate"))
+
+    def compose() -> str:
+        import tomllib
+
+        from evaltally.run_dir import CONFIG_COPY, load_run_config
+        from evaltally.toml_text import derived_config
+
+        load_run_config(parent)  # a clear error when RUN is not a run directory
+        copy = parent / CONFIG_COPY
+        text = copy.read_text(encoding="utf-8")
+        keys = [str(m.get("key")) for m in tomllib.loads(text).get("models", [])]
+        if model is None and len(keys) != 1:
+            raise ConfigError(copy, "models", f"several models ({', '.join(keys)}); use --model")
+        key = model or keys[0]
+        bench: dict[str, object] = {"kind": "scae_estimate", "parent": str(parent),
+                                    "model": key, "seed": seed, "points": points,
+                                    "replays": replays, "outcome": outcome, "tau_h": tau_h,
+                                    "bucket": bucket}  # fmt: skip
+        if probe is not None:
+            bench["probe"] = probe
+        if chain:
+            bench["chains"] = list(chain)
+        if sample is not None:
+            bench["sample"] = sample
+        if at:
+            bench["at"] = list(at)
+        return derived_config(
+            f"Written by `tally scae estimate` for {parent} (model {key}).\n"
+            f"Continue it with `tally resume {target}` (this file is the run's {CONFIG_COPY}).",
+            {"name": target.name, "runs_dir": str(target.resolve().parent)},
+            model_tables(copy, text, [key]),
+            bench,
+        )
+
+    if plan_only:
+        from evaltally.cli import plan
+        from evaltally.run_dir import write_derived_config
+
+        plan(guard(lambda: write_derived_config(target, compose())))
+        return
+    start_derived_run(target, compose, budget)
+
+
+@app.command()
+def compare(
+    estimate_export: Path = typer.Argument(..., help="The export of a `tally scae estimate` run."),
+    judge_export: Path = typer.Argument(..., help="The export of a `tally scae cte-judge` run."),
+) -> None:
+    """The estimator's largest negative contribution and the judges' blamed steps, scored
+    against the certified first wrong call on the same chains, in segments."""
+    from evaltally.benchmarks.scae_estimate.compare import compare as run
+    from evaltally.benchmarks.scae_estimate.report import BLAME_STATEMENT
+    from evaltally.report.tables import Table, to_markdown
+
+    def go() -> str:
+        scores = run(estimate_export, judge_export)
+        rows = [
+            (s["selector"], str(s["chains"]), f"{s['exact']:.3f}", f"{s['within_one']:.3f}",
+             f"{s['signed']:+.3f}", "-" if s["step_hit"] is None else f"{s['step_hit']:.3f}")
+            for s in scores
+        ]  # fmt: skip
+        header = ("selector", "chains", "exact segment", "within 1", "signed", "step hit")
+        return to_markdown(Table("Estimator and judges on the same chains", header, rows,
+                                 BLAME_STATEMENT, left=1))  # fmt: skip
+
+    typer.echo(guard(go))

@@ -82,6 +82,7 @@ def judge_messages(
     *,
     rubric: str,
     fraction: Fraction | float | str = DEFAULT_FRACTION,
+    version: str = prompts.PROMPT_VERSION,
 ) -> list[Message]:
     """The request of one judge call: the rubric is the same in both conditions; only the
     visible steps and the outcome differ."""
@@ -93,6 +94,7 @@ def judge_messages(
         steps=[{"tool": s.tool, "target": s.target, "output": s.output} for s in shown],
         total_steps=total,
         outcome=trajectory.outcome if condition == FULL else None,
+        version=version,
     )
 
 

@@ -59,7 +59,8 @@ def rollout_source(run_dir: Path, *, limit: int | None = None) -> RolloutSource:
     digest = content_hash(
         [[r.chain_id, [[c.status, c.prediction, c.target] for c in r.calls]] for r in judged]
     )
-    sources = [DataSource(str(ledger_path(run_dir)), digest)]
+    what = "the judged chains' calls (status, prediction, target), not the file"
+    sources = [DataSource(str(ledger_path(run_dir)), digest, what)]
     for label in sorted({r.benchmark for r in judged}):
         sources += cte[label].data_sources()
     return RolloutSource(run_dir, items, counts, digest, sources)

@@ -71,11 +71,20 @@ class Pair:
     total_steps: int
     full: int
     prefix: int
+    prefix_visible: int
+    """k, the steps the prefix condition showed."""
 
     @property
     def displacement(self) -> float:
         """pos(full) - pos(prefix)."""
         return (self.full - self.prefix) / self.total_steps
+
+    @property
+    def uniform_null(self) -> float:
+        """The displacement expected of a judge picking uniformly among the visible steps:
+        E[pos full] - E[pos prefix] = (T + 1)/2T - (k + 1)/2T = (T - k)/2T (0.20 at T = 20,
+        k = 12): not zero, since the prefix judge cannot reach the later steps."""
+        return (self.total_steps - self.prefix_visible) / (2 * self.total_steps)
 
 
 def by_episode(rows: Iterable[JudgeRow]) -> dict[str, dict[str, JudgeRow]]:
@@ -103,7 +112,7 @@ def pairs(rows: Iterable[JudgeRow]) -> list[Pair]:
                     f"judge {full.judge}: episode {eid}: {full.total_steps} steps in the full "
                     f"condition, {prefix.total_steps} in the prefix condition"
                 )
-            out.append(Pair(eid, full.total_steps, full.step, prefix.step))
+            out.append(Pair(eid, full.total_steps, full.step, prefix.step, prefix.visible_steps))
     return out
 
 

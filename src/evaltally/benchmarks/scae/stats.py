@@ -26,6 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from evaltally.report.bootstrap import mean_interval
+from evaltally.report.fdr import FDR_Q, bh_adjust
 
 from .rows import JudgeRow, Pair
 
@@ -67,6 +68,7 @@ def displacement(pairs: Sequence[Pair], *, seed: int, resamples: int) -> dict[st
         "pos_full": _mean([p.full / p.total_steps for p in pairs]),
         "pos_prefix": _mean([p.prefix / p.total_steps for p in pairs]),
         "mean": interval_cell(d, seed=seed, resamples=resamples),
+        "uniform_null": _mean([p.uniform_null for p in pairs]),
         "median": statistics.median(d) if d else None,
         "later": later,
         "earlier": earlier,
@@ -74,6 +76,14 @@ def displacement(pairs: Sequence[Pair], *, seed: int, resamples: int) -> dict[st
         "share_later": later / len(pairs) if pairs else None,
         "sign_p": sign_test(later, earlier),
     }
+
+
+def mark_fdr(displacements: Sequence[dict[str, Any]]) -> None:
+    """BH-FDR over a family of displacement sign tests (one per judge): adds `sign_q` and
+    `significant` (q <= 0.10, the paper's B.5 convention) to each."""
+    for d, q in zip(displacements, bh_adjust([d["sign_p"] for d in displacements]), strict=True):
+        d["sign_q"] = q
+        d["significant"] = q is not None and q <= FDR_Q
 
 
 def gold_steps(row: JudgeRow) -> list[int]:

@@ -9,7 +9,7 @@ from .conditions import FULL
 from .judges import across_judges
 from .rows import JudgeRow, answered, mean_positions, pairs, status_counts
 from .rules import rule_agreement
-from .stats import displacement, enrichment, late_bias
+from .stats import displacement, enrichment, late_bias, mark_fdr
 
 SUMMARY_VERSION = 1
 
@@ -42,14 +42,17 @@ def summarize(
     by_judge: dict[str, list[JudgeRow]] = {}
     for r in rows:
         by_judge.setdefault(r.judge, []).append(r)
+    judges = {
+        j: judge_summary(by_judge[j], seed=seed, resamples=resamples) for j in sorted(by_judge)
+    }
+    mark_fdr([s["displacement"] for s in judges.values()])
+    across = across_judges(by_judge, seed=seed, resamples=resamples, permutations=permutations)
+    if across:
+        mark_fdr([s["displacement"] for s in across["judges"].values()])
     return {
         "summary_version": SUMMARY_VERSION,
-        "judges": {
-            j: judge_summary(by_judge[j], seed=seed, resamples=resamples) for j in sorted(by_judge)
-        },
-        "across_judges": across_judges(
-            by_judge, seed=seed, resamples=resamples, permutations=permutations
-        ),
+        "judges": judges,
+        "across_judges": across,
         "settings": {
             "seed": seed,
             "resamples": resamples,

@@ -32,6 +32,11 @@ def pvalue(p: float | None) -> str:
     return "-" if p is None else f"{p:.2g}"
 
 
+def fdr_p(d: Mapping[str, Any]) -> str:
+    """A sign test's p-value, marked * when it survives BH-FDR across the judges."""
+    return pvalue(d["sign_p"]) + ("*" if d.get("significant") else "")
+
+
 def mark(flag: bool) -> str:
     return "yes" if flag else "no"
 
@@ -83,19 +88,24 @@ def displacement_table(summary: Mapping[str, Any]) -> Table:
                 num(d["pos_full"]),
                 signed(d["mean"]["value"]),
                 interval(d["mean"]),
+                signed(d.get("uniform_null")),
                 signed(d["median"]),
                 f"{d['later']}/{d['earlier']}/{d['ties']}",
                 num(d["share_later"]),
-                pvalue(d["sign_p"]),
+                fdr_p(d),
+                pvalue(d.get("sign_q")),
             )
         )
     return Table(
         "Collider displacement (full trace minus prefix)",
-        ("judge", "episodes", "pos prefix", "pos full", "displacement", "95% CI", "median",
-         "later/earlier/ties", "share later", "sign p"),
+        ("judge", "episodes", "pos prefix", "pos full", "displacement", "95% CI", "uniform null",
+         "median", "later/earlier/ties", "share later", "sign p", "q (BH)"),
         rows,
         "pos = t/T over episodes answered in both conditions; sign test two-sided, exact, "
-        "ties excluded; 95% CI from the episode bootstrap.",
+        "ties excluded, BH-FDR across the judges (* = q <= 0.10); 95% CI from the episode "
+        "bootstrap; uniform null: the displacement of a "
+        "judge picking uniformly among the steps it is shown, mean (T - k)/2T (not zero: the "
+        "prefix judge cannot reach later steps).",
     )  # fmt: skip
 
 
@@ -180,7 +190,7 @@ def across_judges_table(summary: Mapping[str, Any]) -> Table | None:
                 signed(d["mean"]["value"]),
                 interval(d["mean"]),
                 f"{d['later']}/{d['n']}",
-                pvalue(d["sign_p"]),
+                fdr_p(d),
                 "-" if e is None else num(e["rate"]["value"]) + ("*" if e["significant"] else ""),
                 "-" if e is None else interval(e["diff"]),
             )
@@ -189,7 +199,8 @@ def across_judges_table(summary: Mapping[str, Any]) -> Table | None:
     enr = het["enrichment"]
     note = (
         f"{across['n_common']} common episodes; enrichment baseline "
-        f"{num(across.get('baseline'))}; * = enrichment interval excludes 0. Between-judge "
+        f"{num(across.get('baseline'))}; * = enrichment interval excludes 0, sign p significant "
+        f"after BH-FDR across the judges (q <= 0.10). Between-judge "
         f"heterogeneity (judge labels permuted within episode): displacement "
         f"p = {pvalue(het['displacement']['p'])}"
         + ("" if enr is None else f", enrichment p = {pvalue(enr['p'])}")
