@@ -104,4 +104,4 @@ def test_table1_through_the_runner(tmp_path: Path) -> None:
     c = collect(export)
     assert sum(len(v) for v in c.groups.values()) == 3 * 10_200
     rows = [orjson.loads(x) for x in export.read_bytes().splitlines()[:1]]
-    assert rows[0]["prompt_version"] == "cte-v2" and "target" in rows[0]
+    assert rows[0]["prompt_version"] == "cte-v3" and "target" in rows[0]

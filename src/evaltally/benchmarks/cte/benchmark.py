@@ -9,7 +9,7 @@ Protocols (docs/cte-protocols.md), one request per scored call (the first 40 fut
 - full_history: independent calls; history = every observed call + every earlier scored call
   with its true counterfactual response (answers revealed without a window).
 The window (20) is the option `window`; the prompt says where the intervention falls among the
-lines shown (prompt version cte-v2).
+lines shown (cte-v2) and what the protocol's history shows and leaves out (cte-v3).
 Independent calls are chains of length one; their chain identity includes the future index
 (through `item_hash`), so the 40 calls of a scenario get 40 distinct chains.
 """
@@ -65,7 +65,7 @@ class CteOptions(BenchmarkOptions):
     window: int = WINDOW
     """Calls shown by the windowed protocols (answers_revealed, free_rollout)."""
     prompt_version: str = prompts.PROMPT_VERSION
-    """"cte-v1" only to resume a run planned before cte-v2."""
+    """"cte-v1"/"cte-v2" only to resume a run planned with that wording."""
     subset: str | None = None
     """"reasoning-probe": the fixed 24-scenario subset (docs/cte-protocols.md)."""
 
@@ -223,18 +223,23 @@ class CteBenchmark(Benchmark):
         # no_feedback and full_history show every call they hold, without a window.
         window = int(call.spec.get("window", WINDOW))
         start = max(0, len(lines) - window) if call.protocol in WINDOWED else 0
+        i = int(call.spec["future_index"])
         history = prompts.History(
             lines[start:],
             observed=max(0, len(observed) - start),
             hidden_after=max(0, start - len(observed)),
+            unlisted=i - len(future),
+            first=start,
         )
-        request = scenario.scored[int(call.spec["future_index"])]
+        request = scenario.scored[i]
         return prompts.render(
             source=scenario.shown_source,
             intervention=intervention_data(scenario.intervention),
             history=history,
             op=request.op,
             args=request.args,
+            protocol=call.protocol,
+            window=window,
             version=str(call.spec.get("prompt_version", prompts.PROMPT_VERSION)),
         )
 
