@@ -183,7 +183,10 @@ def test_paper_config_plans_10200_per_model_and_protocol(tmp_path: Path) -> None
         counts = Counter((c.model, c.protocol) for c in iter_plan(cfg, load_benchmarks(cfg)))
         assert len(counts) == len(cfg.models) * 3
         assert set(counts.values()) == {10_200}
-    paper = {m.key: m for m in load_config(REPO / "configs" / "cte-paper.toml").models}
+    paper_config = load_config(REPO / "configs" / "cte-paper.toml")
+    # the release's parser, so parse-failure rates compare with the paper's
+    assert paper_config.benchmarks[0].options["parse"] == "release"
+    paper = {m.key: m for m in paper_config.models}
     claude = paper.pop("claude-sonnet-4.6")
     assert {m.reasoning for m in paper.values()} == {"off"}
     # The paper: Sonnet runs on Bedrock defaults without requesting thinking, so neither a

@@ -52,6 +52,8 @@ class GroupFacts:
     reasoning: str | None = None
     """The reasoning mode the run's config requested for the model."""
     scenario_set: str = "main"
+    scenario_source: str | None = None
+    """"builtin", "core-v1" or "other" (None: an export from before the field)."""
     reasoning_tokens: int = 0
     late_answer_scenarios: list[str] = field(default_factory=list)
     """Scenarios whose chain has a step answered after later steps (scored as no prediction)."""
@@ -72,6 +74,7 @@ class Collected:
                 provider=row.get("provider"),
                 reasoning=row.get("reasoning"),
                 scenario_set=str(row.get("scenario_set") or "main"),
+                scenario_source=row.get("scenario_source"),
             )
         facts.reasoning_tokens += int((row.get("usage") or {}).get("reasoning_tokens") or 0)
         scenario = str(row["scenario_id"])
