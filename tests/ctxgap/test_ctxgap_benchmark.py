@@ -173,7 +173,6 @@ def test_data_sources_name_every_file_read(tmp_path: Path) -> None:
         ('views = ["U", "T_full"]\ngap = ["U", "public"]', "gap", "view 'public' is not run"),
         ('data = "no-such-dir"', "data", "not a CTXGAP data directory"),
         ('gaps = ["U", "T_full"]', "gaps", "unknown key"),
-        ("samples = 2", "samples", "samples must be 1"),
     ],
 )
 def test_option_errors_name_the_file_and_key(

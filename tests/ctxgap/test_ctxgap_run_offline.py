@@ -143,3 +143,44 @@ def test_failed_steps_stay_in_the_denominator(tmp_path: Path) -> None:
         assert one["accuracy"][v]["value"] == 0.0 and one["coverage"][v] == 0.0
         assert one["outcomes"][v]["failed"] == one["n_probes"]
         assert one["scored_only"][v] is None
+
+
+def test_repeated_judgments_are_pooled_and_observers_compared_side_by_side(
+    tmp_path: Path,
+) -> None:
+    """Two judge models and two samples per unit through the runner: each observer's four
+    judgments per unit pool into one analysis, and one table holds every observer's views and
+    gap side by side."""
+    models = "".join(
+        f'[[models]]\nkey = "{key}"\nprovider = "baseline"\nmodel = "{model}"\n'
+        for key, model in (
+            ("reference", "reference"),
+            ("dont_know", "dont_know"),
+            ("judge-a", "exact_match"),
+            ("judge-b", "exact_match"),
+        )
+    )
+    config = write_sweep(
+        tmp_path,
+        'data = "example"\nviews = ["U", "T_full"]\nsamples = 2',
+        models=models,
+        observers=("reference", "dont_know"),
+        judges=("judge-a", "judge-b"),
+    )
+    assert tally("run", str(config)).returncode == 0
+    report = tally("report", str(tmp_path / "runs" / "cg"), "--resamples", "200")
+    assert report.returncode == 0, report.stderr
+    doc = orjson.loads((tmp_path / "runs" / "cg" / "report.json").read_bytes())
+    (bench,) = doc["sections"]["ctxgap"]["benchmarks"]
+    pooled = {p["observer_model"]: p for p in bench["pooled"]}
+    assert sorted(pooled) == ["dont_know", "reference"]
+    for observer, p in pooled.items():
+        assert (p["judges"], p["samples"]) == (["judge-a", "judge-b"], 2)
+        assert p["gap"]["accuracy"]["T_full"]["value"] == (observer == "reference")
+        assert sum(p["gap"]["outcomes"]["U"].values()) == 4 * p["gap"]["n_probes"]
+    md = (tmp_path / "runs" / "cg" / "report.md").read_text()
+    side = md.split("### Observers side by side, %", 1)[1].split("###", 1)[0]
+    assert "| observer | judge | A(U) [95% CI] | A(T_full) [95% CI] | gap A(T_full) - A(U)" in side
+    assert "| reference | pooled: judge-a, judge-b x 2 sample(s) | 100.0" in side
+    assert side.count("| dont_know |") == 3 and side.count("| reference |") == 3
+    assert md.index("Observers side by side") < md.index("Information gap")

@@ -73,9 +73,6 @@ class CtxgapBenchmark(Benchmark):
 
     def __init__(self, config: BenchmarkConfig) -> None:
         super().__init__(config)
-        if config.samples != 1:
-            # The statistics score one answer per (observer, judge, probe, view).
-            raise self.fail("samples", "CTXGAP asks each probe once per view: samples must be 1")
         opts: CtxgapOptions = self.options
         source = opts.data if opts.data == EXAMPLE else self.path(opts.data)
         try:
