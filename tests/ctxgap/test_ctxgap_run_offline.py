@@ -23,7 +23,7 @@ def _run_example(tmp_path: Path) -> Path:
     config.write_text(text.replace('runs_dir = "../runs"', 'runs_dir = "runs"'))
     result = tally("run", str(config))
     assert result.returncode == 0, result.stderr
-    assert "exact_match: 258 finished this session: ok 258" in result.stdout
+    assert "exact_match: 294 finished this session: ok 294" in result.stdout
     return tmp_path / "runs" / "ctxgap-example"
 
 
@@ -84,6 +84,11 @@ def test_example_run_reports_the_stand_ins_known_numbers(tmp_path: Path) -> None
     assert sources["kind"] == "ctxgap" and len(sources["files"]) == 9
     md = (run_dir / "report.md").read_text()
     assert "## CTXGAP" in md and "### Information gap (observer verbatim, judge exact_match)" in md
+    # the actor arm: the same probes (cp1's), the same judge, beside the observers' views
+    actor = next(a for a in b["by_view"] if a["views"] == ["actor"])
+    assert actor["n_probes"] == 12 and actor["coverage"]["actor"] == 1.0
+    side = md.split("### Observers side by side, %", 1)[1].split("###", 1)[0]
+    assert "| A(U) [95% CI] | A(T_full) [95% CI] | A(public) [95% CI] | A(actor) [95% CI] |" in side
 
     export = tmp_path / "export.jsonl"
     assert tally("export", str(run_dir), "-o", str(export)).returncode == 0
