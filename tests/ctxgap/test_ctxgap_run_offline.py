@@ -98,7 +98,9 @@ def test_example_run_reports_the_stand_ins_known_numbers(tmp_path: Path) -> None
     assert again["sections"] == doc["sections"]
 
 
-def test_observers_by_judges_get_a_table_set_per_pairing(tmp_path: Path) -> None:
+def _two_observers_two_judges(tmp_path: Path, extra: str = "") -> tuple[Any, dict[str, Any]]:
+    """Run the example's U and T_full with observers reference and dont_know and two
+    exact-match judges; (the report's process result, its ctxgap benchmark section)."""
     models = "".join(
         f'[[models]]\nkey = "{key}"\nprovider = "baseline"\nmodel = "{model}"\n'
         for key, model in (
@@ -110,7 +112,7 @@ def test_observers_by_judges_get_a_table_set_per_pairing(tmp_path: Path) -> None
     )
     config = write_sweep(
         tmp_path,
-        'data = "example"\nviews = ["U", "T_full"]',
+        'data = "example"\nviews = ["U", "T_full"]' + extra,
         models=models,
         observers=("reference", "dont_know"),
         judges=("judge-a", "judge-b"),
@@ -120,6 +122,11 @@ def test_observers_by_judges_get_a_table_set_per_pairing(tmp_path: Path) -> None
     assert report.returncode == 0, report.stderr
     doc = orjson.loads((tmp_path / "runs" / "cg" / "report.json").read_bytes())
     (bench,) = doc["sections"]["ctxgap"]["benchmarks"]
+    return report, bench
+
+
+def test_observers_by_judges_get_a_table_set_per_pairing(tmp_path: Path) -> None:
+    report, bench = _two_observers_two_judges(tmp_path)
     pairs = {(b["observer_model"], b["judge_model"]): b for b in bench["bindings"]}
     assert sorted(pairs) == [
         ("dont_know", "judge-a"), ("dont_know", "judge-b"),
@@ -156,27 +163,7 @@ def test_repeated_judgments_are_pooled_and_observers_compared_side_by_side(
     """Two judge models and two samples per unit through the runner: each observer's four
     judgments per unit pool into one analysis, and one table holds every observer's views and
     gap side by side."""
-    models = "".join(
-        f'[[models]]\nkey = "{key}"\nprovider = "baseline"\nmodel = "{model}"\n'
-        for key, model in (
-            ("reference", "reference"),
-            ("dont_know", "dont_know"),
-            ("judge-a", "exact_match"),
-            ("judge-b", "exact_match"),
-        )
-    )
-    config = write_sweep(
-        tmp_path,
-        'data = "example"\nviews = ["U", "T_full"]\nsamples = 2',
-        models=models,
-        observers=("reference", "dont_know"),
-        judges=("judge-a", "judge-b"),
-    )
-    assert tally("run", str(config)).returncode == 0
-    report = tally("report", str(tmp_path / "runs" / "cg"), "--resamples", "200")
-    assert report.returncode == 0, report.stderr
-    doc = orjson.loads((tmp_path / "runs" / "cg" / "report.json").read_bytes())
-    (bench,) = doc["sections"]["ctxgap"]["benchmarks"]
+    _, bench = _two_observers_two_judges(tmp_path, "\nsamples = 2")
     pooled = {p["observer_model"]: p for p in bench["pooled"]}
     assert sorted(pooled) == ["dont_know", "reference"]
     for observer, p in pooled.items():
