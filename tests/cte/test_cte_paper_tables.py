@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from evaltally.benchmarks.cte.grade import GradedCall, summarize
 from evaltally.benchmarks.cte.paper_tables import paper_tables, probe_tables, table_2, table_3
 
@@ -64,7 +66,48 @@ def test_layouts() -> None:
     # s2 and s3 wrong at call 1 (median 1, mean 1); s0, s1 exact: 50%
     assert ("m1", "50.0", "1.0", "1.0", "50.0", "-") in t3.rows
     assert pf.rows == [("m1", "0.0", "25.0", "0.0")]
-    assert readings.rows[0] == ("m1", "answers_revealed", "75.0", "75.0", "0")
+    assert readings.rows[0] == ("m1", "answers_revealed", "75.0", "75.0", "75.0", "75.0", "0")
+
+
+def test_the_release_reading_of_effect_step_vm() -> None:
+    """`{"ok": 1}` against `{"ok": true}`: wrong for strict VM, right for the release's Python
+    equality, on effect steps as on all calls."""
+    target, base = {"ok": True}, {"ok": False}
+    graded = [
+        GradedCall("s0", "svc", "k", 0, True, target, base, {"ok": 1}, True, True),
+        GradedCall("s0", "svc", "k", 1, True, target, base, target, True, True),
+        GradedCall("s0", "svc", "k", 2, False, base, base, {"ok": 0}, True, True),
+    ]
+    m = {k: v["value"] for k, v in summarize(graded, resamples=0)["metrics"].items()}
+    assert (m["effect_step_vm"], m["effect_step_vm_release"]) == (0.5, 1.0)
+    assert m["all_call_vm"] == 1 / 3 and m["all_call_vm_release"] == 1.0
+    g = {**group("m", "answers_revealed", [True]), "summary": summarize(graded, resamples=0)}
+    readings = paper_tables([g], labelled=False)[-1]
+    assert readings.header[2:6] == (
+        "all-call VM", "all-call, release reading (true == 1)", "effect-step VM",
+        "effect-step, release reading",
+    )  # fmt: skip
+    assert readings.rows == [("m", "answers_revealed", "33.3", "100.0", "50.0", "100.0", "2")]
+
+
+@pytest.mark.parametrize(
+    ("source", "title"),
+    [
+        ("core-v1", "Table 1 (Core-v1): non-model predictors (%)"),
+        ("builtin", "Non-model predictors (%) on the built-in generated scenario set, in the "
+                    "layout of the paper's Table 1 (not the paper's numbers)"),
+        ("other", "Non-model predictors (%) on a non-Core-v1 scenario file, in the layout of "
+                  "the paper's Table 1 (not the paper's numbers)"),
+        (None, "Non-model predictors (%) on these scenarios (not identified as Core-v1), in the "
+               "layout of the paper's Table 1 (not the paper's numbers)"),
+    ],
+)  # fmt: skip
+def test_paper_layouts_are_titled_by_their_scenario_set(source: str | None, title: str) -> None:
+    groups = [{**g, "scenario_source": source} for g in GROUPS]
+    t1, t2, t3, *_ = paper_tables(groups, labelled=False)
+    assert t1.title == title
+    assert t2.title.startswith("Table 2 (Core-v1)") == (source == "core-v1")
+    assert ("not the paper's numbers" in t3.title) == (source != "core-v1")
 
 
 def test_two_cte_benchmarks_of_one_model_get_a_benchmark_column() -> None:

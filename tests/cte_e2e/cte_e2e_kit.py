@@ -61,9 +61,12 @@ def prompt_sha(messages: list[dict[str, str]]) -> str:
     return hashlib.sha256(messages[-1]["content"].encode()).hexdigest()
 
 
-def scripted_rollout(bench: CteBenchmark, sid: str, wrong_at: int | None) -> list[tuple[str, Any]]:
+def scripted_rollout(
+    bench: CteBenchmark, sid: str, wrong_at: int | None, *, failed_at: int | None = None
+) -> list[tuple[str, Any]]:
     """(prompt sha, answer) along a free rollout of scenario `sid` that answers every call
-    right but call `wrong_at` (0-based), which gets WRONG."""
+    right but call `wrong_at` (0-based), which gets WRONG. Call `failed_at` is answered right
+    too, but the later calls are the ones rendered while it had no answer."""
     scenario = bench.scenarios[sid]
     out: list[tuple[str, Any]] = []
     earlier: list[StepAnswer] = []
@@ -72,7 +75,10 @@ def scripted_rollout(bench: CteBenchmark, sid: str, wrong_at: int | None) -> lis
         call = PlannedCall("c", "ch", i, "m", "cte", sid, 0, "free_rollout", spec)
         value = WRONG if i == wrong_at else scenario.scored[i].response
         out.append((prompt_sha(bench.render(call, earlier)), value))
-        earlier.append(StepAnswer(i, Status.OK, json.dumps(value), value))
+        if i == failed_at:
+            earlier.append(StepAnswer(i, Status.FAILED, None, None))
+        else:
+            earlier.append(StepAnswer(i, Status.OK, json.dumps(value), value))
     return out
 
 

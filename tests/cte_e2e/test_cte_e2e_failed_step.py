@@ -17,9 +17,15 @@ from typing import Any
 
 import orjson
 import pytest
-from cte_e2e_kit import builtin_records, write_records
+from cte_e2e_kit import builtin_records, scripted_rollout, write_records
 
+from evaltally.benchmarks.cte.benchmark import CteBenchmark
+from evaltally.benchmarks.cte.collect import collect
+from evaltally.benchmarks.cte.grade import GradedCall, summarize
+from evaltally.benchmarks.cte.report import CteGrader
+from evaltally.config import BenchmarkConfig
 from evaltally.ledger import unpack_body
+from evaltally.report.section import GradeSettings
 from testkit import MockProcess, tally
 
 INVALID = '{"error": {"code": "MODEL_INVALID_JSON"}}'
@@ -42,7 +48,15 @@ def _run(tmp_path: Path, mock_process: Callable[..., MockProcess], mode: str) ->
     mock_cfg.write_text(
         f'[[mock.faults]]\nkind = "400"\nscope = "body"\nmatch = {json.dumps(match)}\n'
     )
-    mock = mock_process("--config", str(mock_cfg))
+    # Every answer is right: the resumed step's too, so only how it is scored can cost VM.
+    cfg = BenchmarkConfig("cte", "cte", 1, {"data": str(data)}, tmp_path, tmp_path / "x.toml", 0)
+    script = scripted_rollout(
+        CteBenchmark(cfg), record["item_id"], None, failed_at=step if mode == "continue" else None
+    )
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps({"sha256": sha, "answer": json.dumps(value)}) + "\n"
+                               for sha, value in script))  # fmt: skip
+    mock = mock_process("--config", str(mock_cfg), "--answers-file", str(answers))
     config = tmp_path / "run.toml"
     config.write_text(
         '[run]\nname = "r"\nruns_dir = "runs"\n'
@@ -70,11 +84,25 @@ def _run(tmp_path: Path, mock_process: Callable[..., MockProcess], mode: str) ->
 
 
 def _statuses(run_dir: Path) -> dict[int, str]:
+    return {r["step"]: r["status"] for r in _export(run_dir)}
+
+
+def _export(run_dir: Path) -> list[dict[str, Any]]:
     export = run_dir.parent / "e.jsonl"
     export.unlink(missing_ok=True)
     assert tally("export", str(run_dir), "-o", str(export)).returncode == 0
-    rows = [orjson.loads(x) for x in export.read_bytes().splitlines()]
-    return {r["step"]: r["status"] for r in rows}
+    return [orjson.loads(x) for x in export.read_bytes().splitlines()]
+
+
+def _scored(run_dir: Path) -> tuple[list[GradedCall], dict[str, Any], str]:
+    """The graded calls of the run's one chain, their summary and the report's intro."""
+    collected = collect(run_dir.parent / "e.jsonl")
+    (calls,) = collected.groups.values()
+    grader = CteGrader()
+    for row in _export(run_dir):
+        grader.add(row)
+    intro = grader.section(GradeSettings(seed=0, resamples=20, level=0.95)).intro
+    return calls, summarize(calls, resamples=20), intro
 
 
 def _first_bodies(run_dir: Path) -> dict[int, str]:
@@ -115,6 +143,27 @@ def test_a_failed_rollout_step(tmp_path: Path, mock_process: Any, mode: str) -> 
     assert set(r["final"].values()) == {"ok"}
     verify = tally("verify", str(r["run_dir"]))
     assert verify.returncode == 0, verify.stdout + verify.stderr
+    rows = _export(r["run_dir"])
+    late = [row["step"] for row in rows if row["answered_after_later_steps"]]
+    calls, summary, intro = _scored(r["run_dir"])
+    failed = next(c for c in calls if c.future_index == step)
+    vm = summary["metrics"]["all_call_vm"]["value"]
+    first_wrong = summary["metrics"]["median_first_wrong"]["value"]
+    exact = summary["metrics"]["whole_trace_exact"]["value"]
+    if mode == "continue":
+        # The later steps saw the step as having no answer; so does the score (the release's
+        # reading), although the resumed answer is right, and the report names the chain.
+        assert late == [step]
+        assert failed.prediction is None and not failed.answered
+        assert (vm, first_wrong, exact) == (39 / 40, step + 1, 0.0)
+        assert "answered (on resume) after its later steps" in intro
+        assert str(rows[0]["scenario_id"]) in intro
+    else:
+        # blocked steps were never sent: the resumed answer is the one the chain went on with
+        assert late == []
+        assert failed.prediction == rows[step]["parsed"] and failed.answered
+        assert (vm, first_wrong, exact) == (1.0, None, 1.0)
+        assert "on resume" not in intro
 
 
 def test_on_failed_step_is_validated(tmp_path: Path) -> None:

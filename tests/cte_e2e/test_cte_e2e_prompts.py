@@ -16,7 +16,7 @@ from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import BenchmarkConfig, load_config
 from evaltally.errors import ConfigError
 from evaltally.plan import iter_plan
-from evaltally.prompts.cte import INTERVENTION_MARK, PROMPT_VERSION, call_line
+from evaltally.prompts.cte import INTERVENTION_MARK, PROMPT_VERSION, SYSTEM_V2, call_line
 from evaltally.records import PlannedCall, Status
 
 
@@ -183,7 +183,10 @@ def test_paper_config_plans_10200_per_model_and_protocol(tmp_path: Path) -> None
         counts = Counter((c.model, c.protocol) for c in iter_plan(cfg, load_benchmarks(cfg)))
         assert len(counts) == len(cfg.models) * 3
         assert set(counts.values()) == {10_200}
-    paper = {m.key: m for m in load_config(REPO / "configs" / "cte-paper.toml").models}
+    paper_config = load_config(REPO / "configs" / "cte-paper.toml")
+    # the release's parser, so parse-failure rates compare with the paper's
+    assert paper_config.benchmarks[0].options["parse"] == "release"
+    paper = {m.key: m for m in paper_config.models}
     claude = paper.pop("claude-sonnet-4.6")
     assert {m.reasoning for m in paper.values()} == {"off"}
     # The paper: Sonnet runs on Bedrock defaults without requesting thinking, so neither a
@@ -219,7 +222,8 @@ def check_timing(b: CteBenchmark) -> int:
         n_obs = len(observed)
         for protocol in protocols:
             for i in range(len(sc.scored)):
-                user = b.render(call(sid, protocol, i), answers[:i])[1]["content"]
+                msgs = b.render(call(sid, protocol, i), answers[:i])
+                user = msgs[1]["content"]
                 shown, mark = history_and_mark(user)
                 after = 0 if protocol == "no_feedback" else i
                 start = max(0, n_obs + after - 20) if protocol in WINDOWED else 0
@@ -230,11 +234,14 @@ def check_timing(b: CteBenchmark) -> int:
                 for line, c in zip(shown[before:], sc.scored[hidden:after], strict=True):
                     assert line.startswith(f"{c.op}(")
                 said = stated_position(user)
+                check_shown_and_unshown(sc, protocol, i, msgs, before, len(shown))
                 if hidden:
                     assert mark is None and f"the {hidden} calls between it" in said
                     assert said.startswith("Before every call in the history below")
                 elif before == len(shown):
                     assert mark == before and said.startswith("Right after the last call")
+                    unlisted = f"the {i} calls made after it and before the new call"
+                    assert (unlisted in said) == (protocol == "no_feedback" and i > 0)
                 elif before == 0:
                     assert mark == 0 and said.startswith("Right before the first call")
                 else:
@@ -243,6 +250,56 @@ def check_timing(b: CteBenchmark) -> int:
                     assert f"calls {before + 1}-{len(shown)} after it" in said
                 checked += 1
     return checked
+
+
+def check_shown_and_unshown(
+    sc: Any, protocol: str, i: int, msgs: list[Any], before: int, n_shown: int
+) -> None:
+    """The system message says what this protocol's history holds and leaves out, and a state
+    intervention's "at step N" is restated in the history's own numbering."""
+    system, user = msgs[0]["content"], msgs[1]["content"]
+    assert "the calls it has handled so far" not in system
+    if protocol == "no_feedback":
+        assert "Calls made after the change and before the new call are not shown" in system
+        assert f"the {i} calls made after it" in user or i == 0
+    elif protocol == "full_history":
+        assert "every call the service handled before the new one" in system
+    else:
+        assert "only the most recent calls before the new one (at most 20)" in system
+        assert n_shown <= 20
+        own = "calls made after it carry your own earlier predictions" in system
+        assert own == (protocol == "free_rollout")
+    description = user.split("- description: ", 1)[1].split("\n", 1)[0]
+    assert "at step" not in description
+    if not sc.intervention.is_source_edit and before:
+        # Core-v1 and our generator put state interventions right after the last observed call
+        assert f"right after call {before} of the history below" in description
+
+
+def test_no_feedback_prompt_says_later_calls_are_not_shown(tmp_path: Path) -> None:
+    """Scenario a6e8b6c3ecdc's scored call 10 asks about token t5, which only an unshown call
+    after the intervention created: the prompt must say such calls exist and are not shown."""
+    b = bench(tmp_path, data=str(CORE_V1))
+    msgs = b.render(call("a6e8b6c3ecdc", "no_feedback", 10), [])
+    assert '"t5"' in msgs[1]["content"].split("## New call\n", 1)[1]
+    assert "t5" not in history(msgs[1]["content"])[-1]
+    assert "Calls made after the change and before the new call are not shown" in msgs[0]["content"]
+    assert "the 10 calls made after it and before the new call are not shown" in msgs[1]["content"]
+
+
+def test_state_intervention_uses_the_history_numbering(tmp_path: Path) -> None:
+    """Core-v1 writes "at step 55" (0-based over the trace) for a state overwrite after 56
+    observed calls; the prompt says "call 56" as its history numbers it, or, once the window
+    has dropped that call, that it is older than every call shown."""
+    b = bench(tmp_path, data=str(CORE_V1), kinds=["clock_jump"])
+    sid, sc = next((k, v) for k, v in b.scenarios.items() if len(v.prefix) == 56)
+    assert sc.intervention.description.endswith("at step 55")
+    first = b.render(call(sid, "no_feedback", 0), [])[1]["content"]
+    assert "right after call 56 of the history below" in first and "at step" not in first
+    windowed = b.render(call(sid, "answers_revealed", 3), [])[1]["content"]
+    assert "right after call 17 of the history below" in windowed
+    late = b.render(call(sid, "answers_revealed", 25), [])[1]["content"]
+    assert "before the first call of the history below" in late
 
 
 def test_stated_intervention_position_agrees_with_history_builtin(tmp_path: Path) -> None:
@@ -273,6 +330,15 @@ def test_v1_prompts_still_render_for_old_runs(tmp_path: Path) -> None:
     user = b.render(c, [])[1]["content"]
     assert INTERVENTION_MARK not in user
     assert stated_position(user) == "Right after the last call in the history below"
+
+
+def test_v2_prompts_still_render_for_old_runs(tmp_path: Path) -> None:
+    b = bench(tmp_path, data=str(CORE_V1), kinds=["clock_jump"], limit=1, prompt_version="cte-v2")
+    sid = next(iter(b.scenarios))
+    spec = {"future_index": 10, "prompt_version": "cte-v2"}
+    c = PlannedCall("c", "ch", 0, "m", "cte", sid, 0, "no_feedback", spec)
+    system, user = (m["content"] for m in b.render(c, []))
+    assert system == SYSTEM_V2 and "at step" in user and "calls made after it" not in user
 
 
 def test_reasoning_probe_config_plans_24_scenarios_per_model_and_protocol() -> None:

@@ -15,6 +15,7 @@ import pytest
 from cte_e2e_kit import CORE_V1, baseline_config
 
 from evaltally.benchmarks.cte.collect import collect
+from evaltally.benchmarks.cte.paper_tables import table_1
 from evaltally.benchmarks.cte.records import load_scenarios
 from evaltally.benchmarks.cte.stats import composition, resolve_data
 from evaltally.report import grade_export
@@ -71,6 +72,13 @@ def test_demo_kill_resume_report_equals_grade(tmp_path: Path) -> None:
     assert from_report["sections"]["cte"]["groups"] == from_grade["sections"]["cte"]["groups"]
     assert (run_dir / "vm_by_index.png").stat().st_size > 1000
     assert "| replay | free_rollout |" in (run_dir / "report.md").read_text()
+    # computed on our generated set: no title a reader could take for the paper's Table 1
+    md = (run_dir / "report.md").read_text()
+    assert "Table 1:" not in md and "Table 1 (Core-v1)" not in md
+    assert (
+        "Non-model predictors (%) on the built-in generated scenario set, in the layout of the "
+        "paper's Table 1 (not the paper's numbers)" in md
+    )
 
     stats = composition(load_scenarios(resolve_data("builtin"))[:limit])
     groups = from_report["sections"]["cte"]["groups"]
@@ -104,4 +112,7 @@ def test_table1_through_the_runner(tmp_path: Path) -> None:
     c = collect(export)
     assert sum(len(v) for v in c.groups.values()) == 3 * 10_200
     rows = [orjson.loads(x) for x in export.read_bytes().splitlines()[:1]]
-    assert rows[0]["prompt_version"] == "cte-v2" and "target" in rows[0]
+    assert rows[0]["prompt_version"] == "cte-v3" and "target" in rows[0]
+    assert rows[0]["scenario_source"] == "core-v1"
+    title = table_1(groups, labelled=False)
+    assert title is not None and title.title == "Table 1 (Core-v1): non-model predictors (%)"

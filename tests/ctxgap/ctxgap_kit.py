@@ -13,7 +13,12 @@ import orjson
 
 from evaltally.benchmarks.ctxgap.chain import OBSERVER_ROW_FIELDS
 from evaltally.benchmarks.ctxgap.data import Dataset, Probe, View, example_dir
-from evaltally.prompts.ctxgap import OBSERVER_PROMPT_VERSION, render_observer
+from evaltally.prompts.ctxgap import (
+    ACTOR_PROMPT_VERSION,
+    OBSERVER_PROMPT_VERSION,
+    render_actor,
+    render_observer,
+)
 
 Rows = list[dict[str, Any]]
 
@@ -189,13 +194,20 @@ def leaks(row: dict[str, Any], ds: Dataset) -> list[str]:
         "view_text": view.text,
         "messages": render_observer(question=probe.question, view_text=view.text),
     }
+    public = [view.text]
+    if view.messages is not None:  # an actor view: the actor's own transcript, then the probe
+        expected["prompt_version"] = ACTOR_PROMPT_VERSION
+        expected["messages"] = render_actor(question=probe.question, transcript=view.messages)
+        public = [m["content"] for m in view.messages]
     problems += [f"field {k}" for k in row if row[k] != expected.get(k)]
     problems += [f"secret key {k}" for k in keys(row) & SECRET_KEYS]
     # The other fields were compared with their public values above; in the messages, what is
     # left once the two public inputs are cut out is the prompt's own wording, where no
     # reference or note may be found.
     for message in row.get("messages", []):
-        residue = str(message.get("content", "")).replace(view.text, "").replace(probe.question, "")
+        residue = str(message.get("content", "")).replace(probe.question, "")
+        for part in public:
+            residue = residue.replace(part, "")
         problems += [f"secret text {s!r}" for s in _secrets(ds) if s in residue]
     return problems
 

@@ -18,9 +18,11 @@ from evaltally.config import load_config
 from evaltally.errors import ConfigError
 from evaltally.plan import iter_plan
 from evaltally.prompts.ctxgap import (
+    ACTOR_PROMPT_VERSION,
     JUDGE_PROMPT_VERSION,
     NOT_IN_DOCUMENT,
     OBSERVER_PROMPT_VERSION,
+    render_actor,
     render_judge,
     render_observer,
 )
@@ -50,18 +52,17 @@ def test_one_observer_judge_chain_per_planned_probe_and_view(tmp_path: Path) -> 
     _, calls = sweep(write_sweep(tmp_path, observers=("reference", "dont_know")))
     ds = load_dataset("example")
     units = [(p.probe_id, v.name) for p, v in ds.planned()]
-    assert len(units) == 86
+    assert len(units) == 98
     chains: dict[str, list[PlannedCall]] = {}
     for call in calls:
         chains.setdefault(call.chain_id, []).append(call)
-    assert len(chains) == 2 * 86
+    assert len(chains) == 2 * 98
     for observer in ("reference", "dont_know"):
         mine = [c for c in chains.values() if c[0].model == observer]
         assert [(c[0].item_id, c[0].protocol) for c in mine] == units
         for obs, judge in mine:
-            assert (obs.step, obs.role, obs.spec["prompt_version"]) == (
-                0, "observer", OBSERVER_PROMPT_VERSION
-            )  # fmt: skip
+            version = ACTOR_PROMPT_VERSION if obs.protocol == "actor" else OBSERVER_PROMPT_VERSION
+            assert (obs.step, obs.role, obs.spec["prompt_version"]) == (0, "observer", version)
             assert (judge.step, judge.role, judge.model) == (1, "judge", "exact_match")
             assert judge.spec["prompt_version"] == JUDGE_PROMPT_VERSION
 
@@ -72,6 +73,15 @@ def test_observer_sees_question_and_view_and_judge_never_the_view(tmp_path: Path
     for call in calls:
         p = probes[call.item_id]
         v = bench.dataset.views[(p.task_id, p.checkpoint)][call.protocol]
+        if call.role == "observer" and v.messages is not None:
+            # the actor: its own transcript, continued with the probe
+            shown = render_actor(question=p.question, transcript=v.messages)
+            assert bench.render(call, []) == shown
+            assert (
+                shown[: len(v.messages)] == list(v.messages) and len(shown) == len(v.messages) + 1
+            )
+            assert p.question in shown[-1]["content"] and p.reference not in shown[-1]["content"]
+            continue
         if call.role == "observer":
             assert bench.render(call, []) == render_observer(question=p.question, view_text=v.text)
             continue
@@ -173,7 +183,6 @@ def test_data_sources_name_every_file_read(tmp_path: Path) -> None:
         ('views = ["U", "T_full"]\ngap = ["U", "public"]', "gap", "view 'public' is not run"),
         ('data = "no-such-dir"', "data", "not a CTXGAP data directory"),
         ('gaps = ["U", "T_full"]', "gaps", "unknown key"),
-        ("samples = 2", "samples", "samples must be 1"),
     ],
 )
 def test_option_errors_name_the_file_and_key(

@@ -23,7 +23,10 @@ def invoke(*args: str) -> tuple[int, str]:
 def test_tally_mounts_ctxgap() -> None:
     result = tally("ctxgap", "check", "example")
     assert result.returncode == 0, result.stderr
-    assert "3 tasks, 7 checkpoints, views U, T_full, public; 31 probes; 86 planned" in result.stdout
+    assert (
+        "3 tasks, 7 checkpoints, views U, T_full, public, actor; 31 probes; 98 planned"
+        in result.stdout
+    )
     assert "invalid: t3-final-warning in view public: the log exporter redacted" in result.stdout
 
 
@@ -31,10 +34,10 @@ def test_export_observer_inputs_writes_once_and_lists_invalid_probes(tmp_path: P
     target = tmp_path / "sub" / "observer-inputs.jsonl"
     code, output = invoke("export-observer-inputs", "example", "-o", str(target))
     assert code == 0, output
-    assert f"wrote 86 observer inputs to {target}" in output
+    assert f"wrote 98 observer inputs to {target}" in output
     assert "left out (invalid): t1-cp2-latency: contested reference" in output
     rows = [orjson.loads(line) for line in target.read_bytes().splitlines()]
-    assert len(rows) == 86 and rows[0]["probe_id"] == "t1-cp1-limit"
+    assert len(rows) == 98 and rows[0]["probe_id"] == "t1-cp1-limit"
     before = target.read_bytes()
     code, output = invoke("export-observer-inputs", "example", "-o", str(target))
     assert code == 2
@@ -103,7 +106,7 @@ def test_export_observer_inputs_from_a_config_holds_the_units_it_plans(tmp_path:
     everything = tmp_path / "all.jsonl"
     assert invoke("export-observer-inputs", "example", "-o", str(everything))[0] == 0
     full = [orjson.loads(line) for line in everything.read_bytes().splitlines()]
-    assert rows == [r for r in full if r["view"] != "public"]
+    assert rows == [r for r in full if r["view"] in ("U", "T_full")]
     code, output = invoke("export-observer-inputs", "--config", str(config), "-o", str(target))
     assert code == 2 and "already exists" in output
 
@@ -133,7 +136,7 @@ def test_export_observer_inputs_needs_exactly_one_source(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize(
-    ("config", "calls"), [("ctxgap-example.toml", 516), ("ctxgap-rehearsal.toml", 172)]
+    ("config", "calls"), [("ctxgap-example.toml", 588), ("ctxgap-rehearsal.toml", 196)]
 )
 def test_shipped_configs_plan(config: str, calls: int) -> None:
     result = tally("plan", str(REPO / "configs" / config))

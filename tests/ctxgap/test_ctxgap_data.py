@@ -15,11 +15,13 @@ from evaltally.errors import DataError
 
 def test_example_set_loads_with_its_invalid_probes_listed() -> None:
     ds = load_dataset("example")
-    assert ds.view_names == ("U", "T_full", "public")
+    assert ds.view_names == ("U", "T_full", "public", "actor")
     assert ds.task_ids == ("t1-ratelimit", "t2-flaky-dates", "t3-toml-config")
     assert len(ds.views) == 7 and len(ds.probes) == 31
     # 28 probes in 3 views, one probe in 2 (invalid in "public"), two probes invalid.
-    assert len(list(ds.planned())) == 28 * 3 + 2
+    assert (
+        len(list(ds.planned())) == 28 * 3 + 2 + 12
+    )  # + the actor view at the three cp1 checkpoints
     assert [(i.probe_id, i.view) for i in ds.invalid()] == [
         ("t1-cp2-latency", None),
         ("t2-final-duration", None),
@@ -144,3 +146,39 @@ def test_file_level_errors(data_dir: Callable[..., Path], tmp_path: Path) -> Non
     (d / "probes.jsonl").write_text("[1]\n")
     with pytest.raises(DataError, match=r"probes.jsonl:1: each line of the probes file must be"):
         load_dataset(d)
+
+
+ACTOR = [
+    {"role": "system", "content": "You are a coding agent."},
+    {"role": "user", "content": "Fix the flaky test."},
+    {"role": "assistant", "content": "It fails after 23:00 UTC; I will inject now."},
+]
+
+
+def test_an_actor_view_is_the_actors_own_transcript(data_dir: Callable[..., Path]) -> None:
+    actor = {"task_id": "t1", "checkpoint": "c1", "view": "actor", "messages": ACTOR}
+    ds = load_dataset(data_dir(views=[view("t1", "c1", "U"), actor]))
+    v = ds.views[("t1", "c1")]["actor"]
+    assert v.messages == tuple(ACTOR) and "assistant: It fails after 23:00 UTC" in v.text
+    assert [(p.probe_id, w.name) for p, w in ds.planned()] == [("p1", "U"), ("p1", "actor")]
+
+
+@pytest.mark.parametrize(
+    ("messages", "extra", "field", "reason"),
+    [
+        (ACTOR, {"text": "x"}, "messages", "exactly one of text, text_file and messages"),
+        ([], {}, "messages", "non-empty list"),
+        (ACTOR[:2], {}, "messages", "must end with the actor's own (assistant) turn"),
+        ([*ACTOR, {"role": "tool", "content": "x"}], {}, "messages[3].role", "must be user"),
+        ([ACTOR[1], ACTOR[0], ACTOR[2]], {}, "messages[1].role", "system only as the first"),
+        ([{"role": "user"}, ACTOR[2]], {}, "messages[0]", "exactly role and content"),
+        ([{"role": "user", "content": " "}, ACTOR[2]], {}, "messages[0].content", "non-empty"),
+    ],
+)
+def test_actor_transcript_errors_name_file_line_and_field(
+    data_dir: Callable[..., Path], messages: Any, extra: dict[str, Any], field: str, reason: str
+) -> None:
+    actor = {"task_id": "t1", "checkpoint": "c1", "view": "actor", "messages": messages, **extra}
+    with pytest.raises(DataError) as err:
+        load_dataset(data_dir(views=[view("t1", "c1", "U"), actor]))
+    assert f"views.jsonl:2: {field}: " in str(err.value) and reason in str(err.value)

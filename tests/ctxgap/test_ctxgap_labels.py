@@ -96,7 +96,7 @@ def test_example_set_statistics() -> None:
     """The numbers quoted in docs/ctxgap.md and the closing report."""
     ds = load_dataset("example")
     units = units_from_labels(example_dir() / "labels.jsonl", ds)
-    assert len(units) == 86
+    assert len(units) == 98
     r = analyze(units, Options(views=ds.view_names, variants=("U", "public", "T_full")))
     b = r["bindings"][0]
     gap = b["gap"]

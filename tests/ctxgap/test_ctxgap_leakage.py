@@ -19,11 +19,11 @@ from evaltally.benchmarks.ctxgap.labels import read_labels
 def test_every_exported_field_of_every_row_is_clean() -> None:
     ds = load_dataset("example")
     rows = list(observer_rows(ds))
-    assert len(rows) == len(list(ds.planned())) == 86
+    assert len(rows) == len(list(ds.planned())) == 98
     for row in rows:
         assert leaks(row, ds) == [], row["probe_id"]
     labels = read_labels(example_dir() / "labels.jsonl", ds)
-    assert len(labels) == 84
+    assert len(labels) == 96
     # Verdicts are numbers; what matters is that no verdict-bearing key is exported.
     assert not any(keys(r) & {"verdict", "score", "label"} for r in rows)
 

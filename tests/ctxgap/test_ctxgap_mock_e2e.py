@@ -23,7 +23,7 @@ from evaltally.prompts.ctxgap import NOT_IN_DOCUMENT, render_judge, render_obser
 from testkit import kill_run_when, mock_model, tally
 
 VOLATILE = {"latency_ms", "attempts"}
-UNITS = 86
+UNITS = 98
 BLANK = ("t1-cp1-route", "U")
 """The one unit the observer answers with blanks (an empty answer)."""
 UNDECIDED_Q = "What request limit did the user ask for"

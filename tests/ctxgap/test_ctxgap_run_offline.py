@@ -23,7 +23,7 @@ def _run_example(tmp_path: Path) -> Path:
     config.write_text(text.replace('runs_dir = "../runs"', 'runs_dir = "runs"'))
     result = tally("run", str(config))
     assert result.returncode == 0, result.stderr
-    assert "exact_match: 258 finished this session: ok 258" in result.stdout
+    assert "exact_match: 294 finished this session: ok 294" in result.stdout
     return tmp_path / "runs" / "ctxgap-example"
 
 
@@ -84,6 +84,11 @@ def test_example_run_reports_the_stand_ins_known_numbers(tmp_path: Path) -> None
     assert sources["kind"] == "ctxgap" and len(sources["files"]) == 9
     md = (run_dir / "report.md").read_text()
     assert "## CTXGAP" in md and "### Information gap (observer verbatim, judge exact_match)" in md
+    # the actor arm: the same probes (cp1's), the same judge, beside the observers' views
+    actor = next(a for a in b["by_view"] if a["views"] == ["actor"])
+    assert actor["n_probes"] == 12 and actor["coverage"]["actor"] == 1.0
+    side = md.split("### Observers side by side, %", 1)[1].split("###", 1)[0]
+    assert "| A(U) [95% CI] | A(T_full) [95% CI] | A(public) [95% CI] | A(actor) [95% CI] |" in side
 
     export = tmp_path / "export.jsonl"
     assert tally("export", str(run_dir), "-o", str(export)).returncode == 0
@@ -93,7 +98,9 @@ def test_example_run_reports_the_stand_ins_known_numbers(tmp_path: Path) -> None
     assert again["sections"] == doc["sections"]
 
 
-def test_observers_by_judges_get_a_table_set_per_pairing(tmp_path: Path) -> None:
+def _two_observers_two_judges(tmp_path: Path, extra: str = "") -> tuple[Any, dict[str, Any]]:
+    """Run the example's U and T_full with observers reference and dont_know and two
+    exact-match judges; (the report's process result, its ctxgap benchmark section)."""
     models = "".join(
         f'[[models]]\nkey = "{key}"\nprovider = "baseline"\nmodel = "{model}"\n'
         for key, model in (
@@ -105,7 +112,7 @@ def test_observers_by_judges_get_a_table_set_per_pairing(tmp_path: Path) -> None
     )
     config = write_sweep(
         tmp_path,
-        'data = "example"\nviews = ["U", "T_full"]',
+        'data = "example"\nviews = ["U", "T_full"]' + extra,
         models=models,
         observers=("reference", "dont_know"),
         judges=("judge-a", "judge-b"),
@@ -115,6 +122,11 @@ def test_observers_by_judges_get_a_table_set_per_pairing(tmp_path: Path) -> None
     assert report.returncode == 0, report.stderr
     doc = orjson.loads((tmp_path / "runs" / "cg" / "report.json").read_bytes())
     (bench,) = doc["sections"]["ctxgap"]["benchmarks"]
+    return report, bench
+
+
+def test_observers_by_judges_get_a_table_set_per_pairing(tmp_path: Path) -> None:
+    report, bench = _two_observers_two_judges(tmp_path)
     pairs = {(b["observer_model"], b["judge_model"]): b for b in bench["bindings"]}
     assert sorted(pairs) == [
         ("dont_know", "judge-a"), ("dont_know", "judge-b"),
@@ -143,3 +155,24 @@ def test_failed_steps_stay_in_the_denominator(tmp_path: Path) -> None:
         assert one["accuracy"][v]["value"] == 0.0 and one["coverage"][v] == 0.0
         assert one["outcomes"][v]["failed"] == one["n_probes"]
         assert one["scored_only"][v] is None
+
+
+def test_repeated_judgments_are_pooled_and_observers_compared_side_by_side(
+    tmp_path: Path,
+) -> None:
+    """Two judge models and two samples per unit through the runner: each observer's four
+    judgments per unit pool into one analysis, and one table holds every observer's views and
+    gap side by side."""
+    _, bench = _two_observers_two_judges(tmp_path, "\nsamples = 2")
+    pooled = {p["observer_model"]: p for p in bench["pooled"]}
+    assert sorted(pooled) == ["dont_know", "reference"]
+    for observer, p in pooled.items():
+        assert (p["judges"], p["samples"]) == (["judge-a", "judge-b"], 2)
+        assert p["gap"]["accuracy"]["T_full"]["value"] == (observer == "reference")
+        assert sum(p["gap"]["outcomes"]["U"].values()) == 4 * p["gap"]["n_probes"]
+    md = (tmp_path / "runs" / "cg" / "report.md").read_text()
+    side = md.split("### Observers side by side, %", 1)[1].split("###", 1)[0]
+    assert "| observer | judge | A(U) [95% CI] | A(T_full) [95% CI] | gap A(T_full) - A(U)" in side
+    assert "| reference | pooled: judge-a, judge-b x 2 sample(s) | 100.0" in side
+    assert side.count("| dont_know |") == 3 and side.count("| reference |") == 3
+    assert md.index("Observers side by side") < md.index("Information gap")

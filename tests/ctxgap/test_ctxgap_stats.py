@@ -172,3 +172,39 @@ def test_a_unit_twice_or_a_probe_described_two_ways_is_refused() -> None:
         units_from_rows([first, dict(first)])
     with pytest.raises(DataError, match=r"rows:2: probe_id: probe 'a1' has task"):
         units_from_rows([first, {**first, "view": "T", "importance": 2}])
+
+
+def test_several_judges_and_samples_pool_per_unit_with_the_task_bootstrap() -> None:
+    """Judge 2 scores every unit 0 (all answered and judged), and each unit is asked twice with
+    the same verdicts: every pooled unit scores half of judge 1's score, so the pooled
+    accuracies, gap and (same tasks drawn, statistics linear in the scores) interval bounds are
+    exactly half of judge 1's, and coverage counts judgments."""
+    first = rows()
+    second = [{**r, "sample": 1} for r in first]
+    zero = [
+        {**r, "judge_model": "judge2", "observer_status": "ok", "judge_status": "ok", "verdict": 0}
+        for r in first
+    ]
+    zero += [{**r, "sample": 1} for r in zero]
+    found = analyze(units_from_rows(first + second + zero), Options(resamples=200))
+    alone = analyze(units_from_rows(first), Options(resamples=200))["bindings"][0]["gap"]
+    by_judge = {b["judge_model"]: b for b in found["bindings"]}
+    assert by_judge["judge"]["gap"]["accuracy"] == alone["accuracy"]  # samples pooled: same
+    (pooled,) = found["pooled"]
+    assert pooled["judge_model"] == "pooled: judge, judge2 x 2 sample(s)"
+    assert (pooled["judges"], pooled["samples"]) == (["judge", "judge2"], 2)
+    gap = pooled["gap"]
+    # judge 1's two samples and judge 2's two samples: (s + s + 0 + 0) / 4 = s / 2
+    assert gap["accuracy"]["U"]["value"] == approx(F(11, 52))
+    assert gap["accuracy"]["T"]["value"] == approx(F(43, 104))
+    assert gap["differences"][0]["value"] == approx(F(21, 104))
+    for view in ("U", "T"):
+        for bound in ("ci_low", "ci_high"):
+            assert gap["accuracy"][view][bound] == pytest.approx(alone["accuracy"][view][bound] / 2)
+    # U: judge 1 covers 7 of 8 units in each sample, judge 2 all 8
+    assert gap["coverage"]["U"] == approx(F(7 + 7 + 8 + 8, 32))
+    assert gap["outcomes"]["U"]["missing"] == 2 and gap["outcomes"]["U"]["scored"] == 30
+
+
+def test_one_judgment_per_unit_has_no_pooled_analysis() -> None:
+    assert analyze(units_from_rows(rows()), Options(resamples=0))["pooled"] == []

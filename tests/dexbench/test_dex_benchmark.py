@@ -62,14 +62,19 @@ def test_samples_give_one_planned_call_each_with_stable_ids(tmp_path: Path) -> N
     assert calls == _plan(tmp_path, "samples = 5\nlimit = 2\n")
     first = calls[0]
     assert (first.item_id, first.protocol, first.sample) == ("cruxeval/sample_2", "forward", 0)
-    assert first.spec == {"prompt_version": "dexbench-v1"}
-    assert calls[5].spec == {"prompt_version": "dexbench-v1", "backward_mode": "mutate"}
-    digest = hashlib.sha256("".join(f"{c.call_id} {c.chain_id}\n" for c in calls).encode())
-    # Recorded when the kind was added: a change here strands every DexBench run on resume.
-    assert (first.call_id, digest.hexdigest()[:16]) == (
-        "53a34824ba57e20a08f39126",
-        "bbc9fa9924d6ebb1",
-    )
+    assert first.spec == {"prompt_version": "dexbench-v2"}
+    assert calls[5].spec == {"prompt_version": "dexbench-v2", "backward_mode": "mutate"}
+
+    def digest(calls: list[PlannedCall]) -> tuple[str, str]:
+        text = "".join(f"{c.call_id} {c.chain_id}\n" for c in calls)
+        return calls[0].call_id, hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    # Recorded when the kind was added: a run planned then resumes with its wording named
+    # (`prompt_version = "dexbench-v1"`) and gets exactly its ids; the version is part of each
+    # call's spec, so dexbench-v2 plans new ids by design.
+    old = _plan(tmp_path, 'samples = 5\nlimit = 2\nprompt_version = "dexbench-v1"\n')
+    assert digest(old) == ("53a34824ba57e20a08f39126", "bbc9fa9924d6ebb1")
+    assert digest(calls)[1] != "bbc9fa9924d6ebb1"
 
 
 def test_the_full_builtin_plan_counts(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ def test_forward_prompt_is_one_shot_and_deterministic() -> None:
     assert messages[2]["content"] == '<answer>{"executed_lines": [1, 4, 5, 6, 7, 10, 13]}</answer>'
     assert prompts.numbered(PROGRAM) in messages[3]["content"]
     assert messages == prompts.forward_messages(PROGRAM)
-    assert prompts.PROMPT_VERSION == "dexbench-v1"
+    assert prompts.PROMPT_VERSION == "dexbench-v2"
 
 
 def test_backward_prompt_shows_target_and_input_and_the_generate_mode_hides_the_input() -> None:

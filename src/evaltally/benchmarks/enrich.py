@@ -3,8 +3,9 @@
 Export rows (docs/export.md): each row's `benchmark_kind`, its step's `role`, its answer's
 `verification` verdict (the benchmark's check, recorded in the ledger's verifications table),
 the model's `provider` and requested `reasoning` mode (from the run's config: a regrader can
-tell offline predictors and reasoning settings apart without it) and the benchmark's oracle
-fields. Report: each benchmark's data sources with their SHA-256. Ledger meta: the runs a
+tell offline predictors and reasoning settings apart without it), whether the answer came after
+a later step of its chain had been answered (`answered_after_later_steps`) and the benchmark's
+oracle fields. Report: each benchmark's data sources with their SHA-256. Ledger meta: the runs a
 benchmark was built from (`parents`).
 """
 
@@ -19,10 +20,18 @@ from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import SweepConfig
 from evaltally.errors import BenchmarkError
 from evaltally.ledger import ExportRow
+from evaltally.ledger.late_steps import answered_after_later_steps
 from evaltally.ledger.verifications import latest_verdicts
 from evaltally.records import PlannedCall
 
-CORE = ("benchmark_kind", "role", "verification", "provider", "reasoning")
+CORE = (
+    "benchmark_kind",
+    "role",
+    "verification",
+    "provider",
+    "reasoning",
+    "answered_after_later_steps",
+)
 _CALL_FIELDS = ("call_id", "chain_id", "step", "model", "benchmark", "item_id", "sample")
 
 
@@ -33,6 +42,7 @@ def export_enricher(
     benchmarks, when the caller has them loaded already)."""
     benchmarks = load_benchmarks(config) if benchmarks is None else benchmarks
     verdicts = latest_verdicts(run_dir)
+    late = answered_after_later_steps(run_dir)
     models = {m.key: m for m in config.models}
 
     def enrich(row: ExportRow) -> Mapping[str, Any]:
@@ -55,6 +65,7 @@ def export_enricher(
             "verification": verdict,
             "provider": model.provider if model else None,
             "reasoning": model.reasoning if model else None,
+            "answered_after_later_steps": call.call_id in late,
             **fields,
         }
 

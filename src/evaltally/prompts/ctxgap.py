@@ -5,6 +5,8 @@ side may see is fixed by the signatures, not by care at the call site:
 
 - the observer gets the question and the text of one view, nothing else (no reference, no
   importance, no category, no verdict, not even the view's name);
+- an actor (a view that is the acting agent's own transcript) gets that transcript continued
+  with one user turn holding the question, nothing else;
 - the judge gets the question, the reference and the observer's answer, never the view.
 
 Changing any wording below changes what is measured: bump the version beside it.
@@ -12,9 +14,13 @@ Changing any wording below changes what is measured: bump the version beside it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from evaltally.records import Message
 
 OBSERVER_PROMPT_VERSION = "ctxgap-observer-v1"
+ACTOR_PROMPT_VERSION = "ctxgap-actor-v1"
+"""The question put to the actor at the end of its own transcript (an actor view)."""
 JUDGE_PROMPT_VERSION = "ctxgap-judge-v1"
 """The judge prompt and its rubric are one versioned text: a rubric change is a new version."""
 
@@ -58,6 +64,19 @@ def render_observer(*, question: str, view_text: str) -> list[Message]:
         "Answer the question from the document alone."
     )
     return [{"role": "system", "content": OBSERVER_SYSTEM}, {"role": "user", "content": user}]
+
+
+def render_actor(*, question: str, transcript: Sequence[Message]) -> list[Message]:
+    """The actor's own messages, then the question as the next user turn."""
+    user = (
+        "Pause the task and answer one question about its current state from what you know "
+        "of it in this conversation: do not guess and do not run anything. If you cannot tell, "
+        f"reply exactly: {NOT_IN_DOCUMENT}. Otherwise answer in at most three sentences of "
+        "plain text.\n\n"
+        "## Question\n"
+        f"{question}"
+    )
+    return [*(dict(m) for m in transcript), {"role": "user", "content": user}]
 
 
 def render_judge(*, question: str, reference: str, answer: str) -> list[Message]:

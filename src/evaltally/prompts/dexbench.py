@@ -19,13 +19,20 @@ from __future__ import annotations
 
 from evaltally.records import Message
 
-PROMPT_VERSION = "dexbench-v1"
+PROMPT_VERSION = "dexbench-v2"
+#: dexbench-v1's forward line rule said a line counts when it runs, which the ground truth
+#: contradicts on lines Python compiles to no code (HumanEval/150's `break` after a `return`,
+#: HumanEval/156's continuation lines of constant lists count though they never run), and that
+#: an except line counts only when its handler is entered. It still renders, so runs planned
+#: with it resume with their recorded bytes (`prompt_version = "dexbench-v1"`); the backward
+#: prompt is the same in both.
+PROMPT_VERSIONS = ("dexbench-v1", "dexbench-v2")
 ANSWER_OPEN = "<answer>"
 ANSWER_CLOSE = "</answer>"
 BACKWARD_MODES = ("mutate", "generate")
 RULE_BODY = "body"
 
-_LINE_RULE = (
+_LINE_RULE_V1 = (
     "A line counts as executed when a statement or expression on it runs at least once: "
     "imports, assignments, if/elif/while conditions, for headers, try lines, except lines whose "
     "handler is entered, return lines and the final assertion line. A def line counts only "
@@ -33,14 +40,39 @@ _LINE_RULE = (
     "defined); class lines, else: lines, finally: lines and blank lines never count."
 )
 
-FORWARD_SYSTEM = (
-    "You reason about the execution of Python programs. You are given a program with numbered "
-    "lines; it runs from top to bottom, and its last line calls the function under test with a "
-    "concrete input and checks the expected output. Work out which lines are executed. "
-    + _LINE_RULE
-    + " End your reply with the sorted list of executed line numbers as a JSON object "
-    f'{{"executed_lines": [...]}} inside {ANSWER_OPEN}...{ANSWER_CLOSE}.'
+#: Exactly how the ground truth counts lines (benchmarks/dexbench/lines.py, docs/dexbench.md;
+#: tests/dexbench/test_dex_line_rule.py checks all shipped ground truths against this text).
+LINE_RULE = (
+    "Line rule. Only a line that holds part of a statement or an expression can count. Such a "
+    "line counts as executed when Python runs code written on it at least once: imports, "
+    "assignments, expression statements, if/elif/while conditions, for headers (also when the "
+    "loop ends), try: lines, return/raise/break/continue/pass lines and the final assertion "
+    "line; a statement written over several lines counts on each of its lines whose code "
+    "runs. An except line counts when an exception reaches it and its type is tested, even if "
+    "a later handler is the one entered. A def or class line counts only when an expression "
+    "is written on it (a default value, an annotation, a base class), evaluated when the def "
+    "or class statement runs; a def or class line without one, else: and finally: lines, "
+    "blank lines and comments never count. One exception: a line that holds part of a "
+    "statement or expression but for which Python generates no code counts as executed even "
+    "when execution never reaches it. Two such cases: a continuation line of a list or tuple "
+    "written only with constants (Python folds it into the line where the literal starts), "
+    "and a statement right after a return, raise, break or continue in the same block "
+    "(Python drops it as unreachable)."
 )
+
+
+def forward_system(version: str = PROMPT_VERSION) -> str:
+    rule = _LINE_RULE_V1 if version == "dexbench-v1" else LINE_RULE
+    return (
+        "You reason about the execution of Python programs. You are given a program with "
+        "numbered lines; it runs from top to bottom, and its last line calls the function "
+        "under test with a concrete input and checks the expected output. Work out which "
+        "lines are executed. "
+        + rule
+        + " End your reply with the sorted list of executed line numbers as a JSON object "
+        f'{{"executed_lines": [...]}} inside {ANSWER_OPEN}...{ANSWER_CLOSE}.'
+    )
+
 
 BACKWARD_SYSTEM = (
     "You reason about the execution of Python programs. You are given a program with numbered "
@@ -92,10 +124,10 @@ def _forward_task(program: str) -> str:
     return f"Program:\n{numbered(program)}\n\nWhich lines are executed?"
 
 
-def forward_messages(program: str) -> list[Message]:
+def forward_messages(program: str, version: str = PROMPT_VERSION) -> list[Message]:
     example_answer = '{"executed_lines": [' + ", ".join(map(str, EXAMPLE_EXECUTED)) + "]}"
     return [
-        {"role": "system", "content": FORWARD_SYSTEM},
+        {"role": "system", "content": forward_system(version)},
         {"role": "user", "content": _forward_task(EXAMPLE_PROGRAM)},
         {"role": "assistant", "content": _block(example_answer)},
         {"role": "user", "content": _forward_task(program)},

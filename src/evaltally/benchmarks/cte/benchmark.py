@@ -9,15 +9,18 @@ Protocols (docs/cte-protocols.md), one request per scored call (the first 40 fut
 - full_history: independent calls; history = every observed call + every earlier scored call
   with its true counterfactual response (answers revealed without a window).
 The window (20) is the option `window`; the prompt says where the intervention falls among the
-lines shown (prompt version cte-v2).
+lines shown (cte-v2) and what the protocol's history shows and leaves out (cte-v3).
 Independent calls are chains of length one; their chain identity includes the future index
 (through `item_hash`), so the 40 calls of a scenario get 40 distinct chains.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evaltally.benchmarks.base import (
@@ -31,6 +34,7 @@ from evaltally.benchmarks.base import (
     file_sha256,
 )
 from evaltally.benchmarks.cte.baselines import OFFLINE_PREDICTORS
+from evaltally.benchmarks.cte.fetch import OFFICIAL_SHA256
 from evaltally.benchmarks.cte.parse import parse_answer, parse_release
 from evaltally.benchmarks.cte.records import Intervention, Scenario, json_equal, load_scenarios
 from evaltally.benchmarks.cte.stats import resolve_data
@@ -65,7 +69,7 @@ class CteOptions(BenchmarkOptions):
     window: int = WINDOW
     """Calls shown by the windowed protocols (answers_revealed, free_rollout)."""
     prompt_version: str = prompts.PROMPT_VERSION
-    """"cte-v1" only to resume a run planned before cte-v2."""
+    """"cte-v1"/"cte-v2" only to resume a run planned with that wording."""
     subset: str | None = None
     """"reasoning-probe": the fixed 24-scenario subset (docs/cte-protocols.md)."""
 
@@ -128,6 +132,7 @@ class CteBenchmark(Benchmark):
         self.scenarios: dict[str, Scenario] = {s.item_id: s for s in picked}
         self._hashes = {s.item_id: content_hash(s.raw, 32) for s in picked}
         self.scenario_set = scenario_set(opts.subset, picked)
+        self.scenario_source = scenario_source(opts.data, self.data_path)
         # Formatting JSON dominates rendering; each scenario's true lines are made once.
         self._lines: dict[str, tuple[list[str], list[str]]] = {}
         # A free rollout re-shows each earlier prediction in up to 20 later prompts; a
@@ -223,18 +228,23 @@ class CteBenchmark(Benchmark):
         # no_feedback and full_history show every call they hold, without a window.
         window = int(call.spec.get("window", WINDOW))
         start = max(0, len(lines) - window) if call.protocol in WINDOWED else 0
+        i = int(call.spec["future_index"])
         history = prompts.History(
             lines[start:],
             observed=max(0, len(observed) - start),
             hidden_after=max(0, start - len(observed)),
+            unlisted=i - len(future),
+            first=start,
         )
-        request = scenario.scored[int(call.spec["future_index"])]
+        request = scenario.scored[i]
         return prompts.render(
             source=scenario.shown_source,
             intervention=intervention_data(scenario.intervention),
             history=history,
             op=request.op,
             args=request.args,
+            protocol=call.protocol,
+            window=window,
             version=str(call.spec.get("prompt_version", prompts.PROMPT_VERSION)),
         )
 
@@ -271,6 +281,7 @@ class CteBenchmark(Benchmark):
             "no_intervention": base,
             "is_effect_step": not json_equal(target, base),
             "scenario_set": self.scenario_set,
+            "scenario_source": self.scenario_source,
         }
 
 
@@ -279,6 +290,19 @@ def _prediction_line(scenario: Scenario, j: int, answer: StepAnswer) -> str:
     ok = answer.status is Status.OK and isinstance(answer.parsed, dict)
     response = answer.parsed if ok else prompts.INVALID_PREDICTION
     return prompts.call_line(call.op, call.args, response, sort_keys=True)
+
+
+def scenario_source(data: str, path: Path) -> str:
+    """ "builtin" (our generated set), "core-v1" (the official file, by its pinned SHA-256 of
+    the uncompressed records) or "other": the report titles the paper's layouts by it, so a
+    table computed on another set is never read as the paper's numbers."""
+    if data == "builtin":
+        return "builtin"
+    digest = hashlib.sha256()
+    with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return "core-v1" if digest.hexdigest() == OFFICIAL_SHA256 else "other"
 
 
 def intervention_data(iv: Intervention) -> dict[str, Any]:

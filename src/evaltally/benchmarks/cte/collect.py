@@ -3,6 +3,11 @@
 Intention-to-evaluate: every planned call is a row of the export; a row whose status is not
 `ok` has no prediction and counts wrong (`failed`, `blocked`, `unfinished`: not answered;
 `parse_error`: answered, unparsed). A row carries the CTE oracle fields (docs/export.md).
+
+A row answered only after a later step of its chain had been answered
+(`answered_after_later_steps`: a free-rollout step that failed, was shown to the later steps as
+having no answer, and got its answer on resume) is scored as no prediction, as the release
+scores that step: the chain the model ran never had the answer.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ GroupKey = tuple[str, str, str]
 
 def graded_from_row(row: dict[str, Any]) -> GradedCall:
     status = row.get("status")
-    ok = status == "ok"
+    late = bool(row.get("answered_after_later_steps"))
+    ok = status == "ok" and not late
     return GradedCall(
         scenario_id=str(row["scenario_id"]),
         service=str(row["service"]),
@@ -33,7 +39,7 @@ def graded_from_row(row: dict[str, Any]) -> GradedCall:
         no_intervention=row.get("no_intervention"),
         prediction=row.get("parsed") if ok else None,
         parsed_ok=ok,
-        answered=status in ("ok", "parse_error"),
+        answered=status in ("ok", "parse_error") and not late,
     )
 
 
@@ -46,7 +52,11 @@ class GroupFacts:
     reasoning: str | None = None
     """The reasoning mode the run's config requested for the model."""
     scenario_set: str = "main"
+    scenario_source: str | None = None
+    """"builtin", "core-v1" or "other" (None: an export from before the field)."""
     reasoning_tokens: int = 0
+    late_answer_scenarios: list[str] = field(default_factory=list)
+    """Scenarios whose chain has a step answered after later steps (scored as no prediction)."""
 
 
 @dataclass
@@ -64,8 +74,12 @@ class Collected:
                 provider=row.get("provider"),
                 reasoning=row.get("reasoning"),
                 scenario_set=str(row.get("scenario_set") or "main"),
+                scenario_source=row.get("scenario_source"),
             )
         facts.reasoning_tokens += int((row.get("usage") or {}).get("reasoning_tokens") or 0)
+        scenario = str(row["scenario_id"])
+        if row.get("answered_after_later_steps") and scenario not in facts.late_answer_scenarios:
+            facts.late_answer_scenarios.append(scenario)
         if row.get("prompt_version"):
             self.prompt_versions.add(str(row["prompt_version"]))
 

@@ -14,9 +14,10 @@ in [0, 1] (reports multiply by 100). Definitions (see docs/cte.md):
   a correct error code with an extra `message` scores 1. No prediction scores 0.
 - field match, union reading (``field_match_union``): the same leaves, equal on both sides /
   |union of both sides' leaf paths|, so a missing and an extra leaf each cost one.
-- release reading of value match (``all_call_vm_release``): the release compares decoded JSON
-  with Python equality, where ``true == 1``; ``vm_reading_differs`` counts the predictions the two
-  readings score differently, so a reader can tell whether the difference matters.
+- release reading of value match (``all_call_vm_release``, ``effect_step_vm_release``): the
+  release compares decoded JSON with Python equality, where ``true == 1``; ``vm_reading_differs``
+  counts the predictions the two readings score differently, so a reader can tell whether the
+  difference matters.
 - parse-failure rate: answered-but-unparsed calls / planned calls; coverage: answered / planned.
 - scored-only: the same rates over answered calls (parse failures still count as wrong).
 - free rollout: whole-trace exact match = share of scenarios whose every planned call is a VM;
@@ -52,6 +53,7 @@ RATE_METRICS = (
     "field_match",
     "field_match_union",
     "all_call_vm_release",
+    "effect_step_vm_release",
     "parse_failure_rate",
     "coverage",
     "vm_calls_1_10",
@@ -158,7 +160,8 @@ def release_value_match(prediction: Any | None, target: Any) -> bool:
 #: bootstrap resample only has to add vectors. ``a_*`` restrict to answered calls.
 _FIELDS = (
     "n", "vm", "sm", "fm", "fmu", "vm_rel", "vm_diff", "parse_fail", "answered", "eff_n",
-    "eff_vm", "n_1_10", "vm_1_10", "n_21_40", "vm_21_40", "a_vm", "a_sm", "a_fm", "a_fmu",
+    "eff_vm", "eff_vm_rel", "n_1_10", "vm_1_10", "n_21_40", "vm_21_40", "a_vm", "a_sm", "a_fm",
+    "a_fmu",
     "a_eff_n", "a_eff_vm", "whole", "one",
 )  # fmt: skip
 _I = {name: i for i, name in enumerate(_FIELDS)}
@@ -191,6 +194,7 @@ def _scenario_agg(calls: Sequence[GradedCall]) -> _Agg:
         if c.is_effect_step:
             v["eff_n"] += 1
             v["eff_vm"] += ok
+            v["eff_vm_rel"] += rel
         if c.future_index < 10:
             v["n_1_10"] += 1
             v["vm_1_10"] += ok
@@ -230,6 +234,7 @@ def _values(aggs: Sequence[_Agg]) -> dict[str, dict[str, float | None]]:
         "field_match": r("fm", "n"),
         "field_match_union": r("fmu", "n"),
         "all_call_vm_release": r("vm_rel", "n"),
+        "effect_step_vm_release": r("eff_vm_rel", "eff_n"),
         "parse_failure_rate": r("parse_fail", "n"),
         "coverage": r("answered", "n"),
         "vm_calls_1_10": r("vm_1_10", "n_1_10"),

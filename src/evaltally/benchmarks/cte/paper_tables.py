@@ -10,8 +10,11 @@ A group is one (model, benchmark, protocol) with its `summary` and the facts its
 - Table 3: free rollout: whole-trace exact match, median and mean first wrong call, VM over
   calls 1-10 and 21-40.
 - Parse failures: one row per model, the parse-failure rate under each protocol.
-- Value-match readings: strict VM beside the release's `true == 1` reading, and how many
-  predictions the two score differently.
+- Value-match readings: strict all-call and effect-step VM, each beside the release's
+  `true == 1` reading, and how many predictions the two score differently.
+Tables 1-3 carry the paper's numbers only on Core-v1: on any other scenario set (the built-in
+generated one, say) their titles say which set they are computed on and that they are not the
+paper's numbers (`scenario_source`, an export field).
 - The no-effect probe and the reasoning-mode probe, each in its own table, never merged into
   the main ones.
 """
@@ -52,16 +55,33 @@ def _models(groups: Sequence[Group]) -> list[Group]:
     return [g for g in groups if g.get("provider") != BASELINE]
 
 
+SOURCES = {"builtin": "the built-in generated scenario set", "other": "a non-Core-v1 scenario file"}
+
+
+def paper_title(groups: Sequence[Group], number: int, what: str) -> str:
+    """ "Table N: what" on Core-v1; elsewhere a title no reader takes for the paper's table."""
+    found = {g.get("scenario_source") for g in groups}
+    if found == {"core-v1"}:
+        return f"Table {number} (Core-v1): {what}"
+    if len(found) == 1 and None not in found:
+        on = SOURCES.get(str(next(iter(found))), "another scenario set")
+    else:
+        on = "these scenarios (not identified as Core-v1)"
+    layout = f"in the layout of the paper's Table {number} (not the paper's numbers)"
+    return f"{what[0].upper()}{what[1:]} on {on}, {layout}"
+
+
 def table_1(groups: Sequence[Group], labelled: bool) -> Table | None:
     rows = []
-    for g, by in _per_model([g for g in groups if g.get("provider") == BASELINE]):
+    shown = [g for g in groups if g.get("provider") == BASELINE]
+    for g, by in _per_model(shown):
         m = next(by[p] for p in (*PAPER_PROTOCOLS, *by) if p in by)
         rows.append((*who(g, labelled), pct(m["all_call_vm"]), pct(m["effect_step_vm"]),
                      pct(m["status_match"])))  # fmt: skip
     if not rows:
         return None
     return Table(
-        "Table 1: non-model predictors (%)",
+        paper_title(shown, 1, "non-model predictors (%)"),
         (*cols(labelled), "all-call VM", "effect-step VM", "all-call SM"),
         rows,
         "Predictors ignore the history, so every protocol gives the same numbers; shown once.",
@@ -71,7 +91,8 @@ def table_1(groups: Sequence[Group], labelled: bool) -> Table | None:
 
 def table_2(groups: Sequence[Group], labelled: bool) -> Table | None:
     rows = []
-    for g, by in _per_model(_models(groups)):
+    shown = _models(groups)
+    for g, by in _per_model(shown):
         cells = [pct(by.get(p, {}).get("effect_step_vm"), interval=True) for p in PAPER_PROTOCOLS]
         ar_all = pct(by.get("answers_revealed", {}).get("all_call_vm"), interval=True)
         rows.append((*who(g, labelled), *cells, ar_all))
@@ -79,7 +100,7 @@ def table_2(groups: Sequence[Group], labelled: bool) -> Table | None:
         return None
     header = tuple(f"{_LABELS[p]}: effect-step VM" for p in PAPER_PROTOCOLS)
     return Table(
-        "Table 2: effect-step VM by protocol (%)",
+        paper_title(shown, 2, "effect-step VM by protocol (%)"),
         (*cols(labelled), *header, "answers revealed: all-call VM"),
         rows,
         "± = half-width of the 95% scenario-bootstrap interval, not a standard deviation.",
@@ -100,7 +121,7 @@ def table_3(groups: Sequence[Group], labelled: bool) -> Table | None:
     if not rows:
         return None
     return Table(
-        "Table 3: free rollout",
+        paper_title(groups, 3, "free rollout"),
         (*cols(labelled), "exact 40-step whole trace %", "median first wrong call",
          "mean first wrong call", "all-call VM, calls 1-10 %", "all-call VM, calls 21-40 %"),
         rows,
@@ -128,18 +149,19 @@ def parse_failure_table(groups: Sequence[Group], labelled: bool) -> Table | None
 
 
 def readings_table(groups: Sequence[Group], labelled: bool) -> Table | None:
-    rows = [
-        (*who(g, labelled), g["protocol"], pct(g["summary"]["metrics"]["all_call_vm"]),
-         pct(g["summary"]["metrics"]["all_call_vm_release"]),
-         f"{g['summary']['vm_reading_differs']:,}")
-        for g in _models(groups)
-    ]  # fmt: skip
+    rows = []
+    for g in _models(groups):
+        m = g["summary"]["metrics"]
+        rows.append((*who(g, labelled), g["protocol"], pct(m["all_call_vm"]),
+                     pct(m["all_call_vm_release"]), pct(m["effect_step_vm"]),
+                     pct(m.get("effect_step_vm_release")),
+                     f"{g['summary']['vm_reading_differs']:,}"))  # fmt: skip
     if not rows:
         return None
     return Table(
         "Value match: strict vs the release's reading (%)",
-        (*cols(labelled), "protocol", "all-call VM", "release reading (true == 1)",
-         "predictions scored differently"),
+        (*cols(labelled), "protocol", "all-call VM", "all-call, release reading (true == 1)",
+         "effect-step VM", "effect-step, release reading", "predictions scored differently"),
         rows,
         "VM is strict (true != 1); the release compares with Python equality. The count says "
         "whether the difference matters for a model.",

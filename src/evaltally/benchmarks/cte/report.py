@@ -60,7 +60,7 @@ class CteGrader:
             f"{settings.resamples:,} scenario-bootstrap resamples (seed {settings.seed}). "
             "Every planned call is in the denominator: failed, blocked, unfinished and "
             "unparsed calls count wrong."
-        )
+        ) + late_answer_note(groups)
         figures = [
             Figure(
                 "vm_by_index.png",
@@ -74,3 +74,18 @@ class CteGrader:
             ),
         ]
         return Section(intro, tables.all_tables(groups), data, figures)
+
+
+def late_answer_note(groups: list[dict[str, Any]]) -> str:
+    """Names the chains with a step answered after later steps were sent without it."""
+    flagged = [
+        f"{g['model']} {g['protocol']}: {', '.join(g['late_answer_scenarios'])}"
+        for g in groups
+        if g.get("late_answer_scenarios")
+    ]
+    if not flagged:
+        return ""
+    return (
+        " Chains with a step answered (on resume) after its later steps were sent without it; "
+        "that step scores as no prediction, as the release scores it: " + "; ".join(flagged) + "."
+    )

@@ -31,11 +31,11 @@ from evaltally.benchmarks.base import (
 )
 from evaltally.config import BenchmarkConfig
 from evaltally.errors import ConfigError, DataError
-from evaltally.prompts.ctxgap import JUDGE_PROMPT_VERSION, OBSERVER_PROMPT_VERSION
+from evaltally.prompts.ctxgap import JUDGE_PROMPT_VERSION
 from evaltally.records import Message, PlannedCall, content_hash
 
 from .baselines import JUDGE, OBSERVER, OFFLINE_PREDICTORS
-from .chain import judge_messages, observer_messages
+from .chain import judge_messages, observer_messages, observer_version
 from .data import EXAMPLE, Dataset, InvalidProbe, Probe, View, load_dataset, resolve
 from .parse import parse_observer, parse_verdict
 
@@ -73,9 +73,6 @@ class CtxgapBenchmark(Benchmark):
 
     def __init__(self, config: BenchmarkConfig) -> None:
         super().__init__(config)
-        if config.samples != 1:
-            # The statistics score one answer per (observer, judge, probe, view).
-            raise self.fail("samples", "CTXGAP asks each probe once per view: samples must be 1")
         opts: CtxgapOptions = self.options
         source = opts.data if opts.data == EXAMPLE else self.path(opts.data)
         try:
@@ -114,16 +111,13 @@ class CtxgapBenchmark(Benchmark):
     # -- plan ------------------------------------------------------------------------------
 
     def chains(self) -> Iterator[ChainTemplate]:
-        steps = (
-            {"prompt_version": OBSERVER_PROMPT_VERSION},
-            {"prompt_version": JUDGE_PROMPT_VERSION},
-        )
+        judge = {"prompt_version": JUDGE_PROMPT_VERSION}
         for probe, view in self.planned:
             yield ChainTemplate(
                 item_id=probe.probe_id,
                 item_hash=_unit_hash(probe, view),
                 protocol=view.name,
-                steps=steps,
+                steps=({"prompt_version": observer_version(view)}, judge),
                 roles=ROLES,
             )
 
@@ -217,6 +211,8 @@ def _unit_hash(probe: Probe, view: View) -> str:
                 probe.atom_id,
             ],
             "view": [view.task_id, view.checkpoint, view.name, view.text],
+            # an actor view's messages are its content (text alone would not tell roles apart)
+            **({"messages": list(view.messages)} if view.messages is not None else {}),
         },
         32,
     )

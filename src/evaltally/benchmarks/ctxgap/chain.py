@@ -1,9 +1,10 @@
 """What each step of a CTXGAP chain sends, from the data alone.
 
 A chain is one (probe, view): step 0 asks the observer role the probe's question over the view's
-text; step 1 asks the judge role to score the observer's recorded answer against the reference.
-The observer's inputs are built from the question and the view text only, so nothing the
-observer must not see can reach it; `tally ctxgap export-observer-inputs` writes exactly these.
+text (for an actor view: at the end of the actor's own transcript); step 1 asks the judge role to
+score the observer's recorded answer against the reference. The observer's inputs are built from
+the question and the view only, so nothing the observer must not see can reach it;
+`tally ctxgap export-observer-inputs` writes exactly these.
 """
 
 from __future__ import annotations
@@ -11,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from evaltally.prompts.ctxgap import OBSERVER_PROMPT_VERSION, render_judge, render_observer
+from evaltally.prompts.ctxgap import (
+    ACTOR_PROMPT_VERSION,
+    OBSERVER_PROMPT_VERSION,
+    render_actor,
+    render_judge,
+    render_observer,
+)
 from evaltally.records import Message
 
 from .data import Dataset, Probe, View
@@ -30,7 +37,14 @@ OBSERVER_ROW_FIELDS = (
 
 
 def observer_messages(probe: Probe, view: View) -> list[Message]:
+    """An observer reads the view's text; an actor view continues the actor's own chat."""
+    if view.messages is not None:
+        return render_actor(question=probe.question, transcript=view.messages)
     return render_observer(question=probe.question, view_text=view.text)
+
+
+def observer_version(view: View) -> str:
+    return ACTOR_PROMPT_VERSION if view.messages is not None else OBSERVER_PROMPT_VERSION
 
 
 def judge_messages(probe: Probe, answer: str) -> list[Message]:
@@ -46,7 +60,7 @@ def observer_row(probe: Probe, view: View) -> dict[str, Any]:
         "task_id": probe.task_id,
         "checkpoint": probe.checkpoint,
         "view": view.name,
-        "prompt_version": OBSERVER_PROMPT_VERSION,
+        "prompt_version": observer_version(view),
         "question": probe.question,
         "view_text": view.text,
         "messages": observer_messages(probe, view),

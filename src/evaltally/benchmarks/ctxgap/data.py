@@ -1,7 +1,8 @@
 """The CTXGAP input: a directory with `views.jsonl` and `probes.jsonl` (docs/ctxgap.md).
 
 - `views.jsonl`: one line per (task, checkpoint, view): what an observer of that view reads.
-  The text is inline (`text`) or in a UTF-8 file (`text_file`, relative to the directory).
+  The text is inline (`text`) or in a UTF-8 file (`text_file`, relative to the directory); an
+  actor view gives the actor's own transcript instead (`messages`, transcript.py).
   Tasks, checkpoints and views exist because a view line names them; their order is the order
   of first appearance, which is also the default order of views in reports.
 - `probes.jsonl`: one line per probe (question, reference answer, category, importance of the
@@ -20,9 +21,10 @@ from pathlib import Path
 
 from evaltally.errors import DataError
 from evaltally.jsonl import read_objects
-from evaltally.records import content_hash
+from evaltally.records import Message, content_hash
 
 from .fields import Line
+from .transcript import transcript, transcript_text
 
 #: The shipped example set, addressed as `example` on the command line.
 EXAMPLE = "example"
@@ -49,6 +51,8 @@ class View:
     checkpoint: str
     name: str
     text: str
+    messages: tuple[Message, ...] | None = None
+    """An actor view (transcript.py): the actor's own messages; `text` is their text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +196,7 @@ def _load_views(path: Path, text_files: list[Path]) -> dict[tuple[str, str], dic
     first_line: dict[tuple[str, str, str], int] = {}
     for lineno, obj in read_objects(path, "views file"):
         line = Line(path, lineno, obj)
-        line.only(VIEW_FIELDS, ("text", "text_file"))
+        line.only(VIEW_FIELDS, ("text", "text_file", "messages"))
         task, checkpoint = line.name("task_id"), line.name("checkpoint")
         # Commas separate view names on the command line (--gap U,T_full).
         name = line.name("view", forbid=",")
@@ -204,8 +208,10 @@ def _load_views(path: Path, text_files: list[Path]) -> dict[tuple[str, str], dic
                 f"is already given on line {first_line[key]}",
             )
         first_line[key] = lineno
+        messages = transcript(line)
+        text = transcript_text(messages) if messages else _view_text(line, text_files)
         views.setdefault((task, checkpoint), {})[name] = View(
-            task, checkpoint, name, _view_text(line, text_files)
+            task, checkpoint, name, text, messages
         )
     if not views:
         raise DataError(f"{path}: no views")

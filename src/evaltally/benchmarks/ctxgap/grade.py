@@ -5,7 +5,8 @@ A chain's two rows (step 0 answered by the observer, step 1 by the judge) make o
 parsed verdict its score. Each row carries the probe's oracle fields and the run's `analysis`
 (views in report order, the gap pair, the variants); the first observer row of each binding
 carries the benchmark's `invalid_probes` (docs/ctxgap.md, "Export fields"). Statistics are
-stats.analyze per benchmark: one set of tables per (observer, judge) pairing.
+stats.analyze per benchmark: observers side by side, then one set of tables per (observer,
+judge) pairing and per observer's pooled judgments.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class _Benchmark:
         self.invalid: list[dict[str, Any]] | None = None
         self.halves: dict[str, dict[str, Any]] = {}
         """chain id -> the row of the step seen first, until its other step arrives."""
-        self.units: list[tuple[tuple[str, str, int, int], str, Unit]] = []
+        self.units: list[tuple[tuple[str, str, int, int, int], str, Unit]] = []
         """(order, where, unit): units are analyzed in data order, whatever the rows' order."""
 
     def add(self, row: dict[str, Any]) -> None:
@@ -79,6 +80,7 @@ class _Benchmark:
                     "observer_status": observer["status"],
                     "judge_status": judge["status"],
                     "verdict": judge["parsed"] if both_ok else None,
+                    "sample": observer.get("sample", 0),
                 },
             )
         except DataError as exc:
@@ -89,7 +91,7 @@ class _Benchmark:
         views = self.analysis["views"]
         if unit.view not in views:
             raise ValueError(f"chain {chain}: view {unit.view!r} is not among {views}")
-        order = (unit.observer_model, unit.judge_model, index, views.index(unit.view))
+        order = (unit.observer_model, unit.judge_model, index, views.index(unit.view), unit.sample)
         self.units.append((order, where, unit))
 
     def result(self, label: str, settings: GradeSettings) -> dict[str, Any]:
@@ -120,6 +122,7 @@ class _Benchmark:
             "analysis": self.analysis,
             "invalid_probes": self.invalid,
             "bindings": found["bindings"],
+            "pooled": found["pooled"],
         }
 
 
@@ -160,7 +163,9 @@ class CtxgapGrader:
             "planned (probe, view) unit is in the denominator (missing, failed and "
             "invalid-verdict units count 0), with coverage and scored-only accuracy beside it. "
             f"Intervals: {settings.level:.0%}, from {settings.resamples:,} paired task-cluster "
-            f"bootstrap resamples (seed {settings.seed}). {POOLED_NOTE} One set of tables per "
-            "(observer, judge) pairing."
+            f"bootstrap resamples (seed {settings.seed}). {POOLED_NOTE} The first table puts "
+            "the observers side by side; then one set of tables per (observer, judge) pairing "
+            "and, for an observer judged more than once per unit (several judge models or "
+            "samples), one for all its judgments pooled."
         )
         return Section(intro, tables, data)

@@ -175,13 +175,47 @@ def invalid_table(invalid: Sequence[InvalidProbe], label: str | None = None) -> 
     return Table(f"{label}: {title}" if label else title, ("probe", "view", "reason"), rows)
 
 
+def observers_table(result: Mapping[str, Any], label: str | None = None) -> Table:
+    """One row per (observer, judge) pairing and per observer's pooled judgments: each view's
+    accuracy and the gap side by side."""
+    entries = [*result["bindings"], *result.get("pooled", [])]
+    views = list(dict.fromkeys(v for b in entries for v in b["views"]))
+    rows = []
+    for b in entries:
+        accuracy = {a["views"][0]: a["accuracy"][a["views"][0]] for a in b["by_view"]}
+        coverage = [a["coverage"][a["views"][0]] for a in b["by_view"]]
+        gap = b["gap"]
+        rows.append(
+            (
+                b["observer_model"],
+                b["judge_model"],
+                *(_ci(accuracy[v]) if v in accuracy else "-" for v in views),
+                _ci(gap["differences"][0], signed=True) if gap else "-",
+                _pct(min((c for c in coverage if c is not None), default=None)),
+            )
+        )
+    gaps = {tuple(b["gap"]["views"]) for b in entries if b["gap"]}
+    gap_name = "gap, pp" if len(gaps) != 1 else "gap A({1}) - A({0}), pp".format(*gaps.pop())
+    title = "Observers side by side, %"
+    return Table(
+        f"{label}: {title}" if label else title,
+        ("observer", "judge", *(f"A({v}) [95% CI]" for v in views), gap_name, "min coverage"),
+        rows,
+        "Each view over the probes valid in it; the gap over the probes valid in both views. "
+        "A pooled row averages every judgment of the observer's units (all judge models and "
+        "samples); its interval resamples tasks with all their judgments.",
+        left=2,
+    )
+
+
 def tables(
     result: Mapping[str, Any], invalid: Sequence[InvalidProbe], label: str | None = None
 ) -> list[Table]:
-    """Every table of `result`'s bindings; `label` names the benchmark in each title (for a
-    report holding several CTXGAP benchmarks)."""
-    out: list[Table] = []
-    for binding in result["bindings"]:
+    """The observers side by side, then every table of `result`'s bindings and pooled
+    analyses; `label` names the benchmark in each title (for a report holding several CTXGAP
+    benchmarks)."""
+    out: list[Table] = [observers_table(result, label)]
+    for binding in [*result["bindings"], *result.get("pooled", [])]:
         b = {**binding, "benchmark": label} if label else binding
         out.append(view_table(b))
         out += [t for t in (gap_table(b), variants_table(b)) if t is not None]

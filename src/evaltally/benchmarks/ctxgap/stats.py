@@ -14,6 +14,13 @@ so all its views share identical weights. Inside an analysis:
   share of planned units that were covered (answered and judged, or answered empty).
 
 Sub-tables (per checkpoint, per category) keep the analysis' weights and restrict the units.
+
+Repeated judgments (several judge models, or `samples` > 1): a binding's repeated samples of a
+unit are pooled into one unit whose score is their mean; per observer, every judgment of every
+judge model and sample is pooled the same way into the `pooled` analysis (judge named
+"pooled: ..."). Pooling happens inside a unit, so the task-cluster bootstrap resamples tasks
+with all their judgments; coverage is the share of covered judgments, scored-only accuracy
+uses the mean over covered judgments.
 Intervals need at least two weighted tasks (one task resampled is always itself).
 """
 
@@ -29,7 +36,7 @@ import numpy as np
 from evaltally.errors import DataError
 
 from .bootstrap import Clusters, Resamples, cell, resample
-from .units import OUTCOMES, Unit
+from .units import OUTCOMES, Unit, pool
 from .weights import CategoryWeight, category_weights
 
 #: Fewest weighted tasks for a bootstrap interval.
@@ -93,9 +100,10 @@ def scored_only(units: Sequence[Unit], weights: dict[str, CategoryWeight]) -> fl
     num: dict[str, float] = {}
     den: dict[str, float] = {}
     for u in units:
-        if u.covered:
+        score = u.covered_score
+        if score is not None:
             w = weights[u.category].weight
-            num[u.task_id] = num.get(u.task_id, 0.0) + w * u.score
+            num[u.task_id] = num.get(u.task_id, 0.0) + w * score
             den[u.task_id] = den.get(u.task_id, 0.0) + w
     per_task = [num[t] / den[t] for t in den if den[t] > 0]
     return sum(per_task) / len(per_task) if per_task else None
@@ -132,7 +140,7 @@ def measure(
         )
         out["scored_only"][v] = scored_only(mine, weights)
         out["coverage"][v] = sum(u.covered for u in mine) / len(mine) if mine else None
-        out["outcomes"][v] = {o: sum(u.outcome == o for u in mine) for o in OUTCOMES}
+        out["outcomes"][v] = {o: sum(u.outcome_counts()[o] for u in mine) for o in OUTCOMES}
     out["differences"] = [
         _difference(views, a, b, eq, pool, rs, opts) for a, b in combinations(views, 2)
     ]
@@ -223,13 +231,28 @@ def analyze_binding(units: Sequence[Unit], opts: Options) -> dict[str, Any]:
 
 
 def analyze(units: Sequence[Unit], opts: Options | None = None) -> dict[str, Any]:
-    """Every binding's tables, bindings in order of first appearance."""
+    """Every binding's tables, bindings in order of first appearance, and per observer with
+    more than one judgment per unit (several judge models or samples) the pooled analysis."""
     opts = opts or Options()
     if len(opts.variants) == 1:
         raise DataError("variants: name at least two views to compare")
     groups: dict[tuple[str, str], list[Unit]] = {}
     for u in units:
         groups.setdefault((u.observer_model, u.judge_model), []).append(u)
+    bindings = []
+    for (_, judge), group in groups.items():
+        # several samples of a unit: their mean is the unit's score (a binding is one judge)
+        repeated = len({(u.probe_id, u.view) for u in group}) < len(group)
+        bindings.append(analyze_binding(pool(group, judge) if repeated else group, opts))
+    pooled = []
+    for observer in _in_order([u.observer_model for u in units]):
+        mine = [u for u in units if u.observer_model == observer]
+        judges = _in_order([u.judge_model for u in mine])
+        samples = len({u.sample for u in mine})
+        if len(judges) > 1 or samples > 1:
+            label = f"pooled: {', '.join(judges)} x {samples} sample(s)"
+            pooled.append({**analyze_binding(pool(mine, label), opts), "judges": judges,
+                           "samples": samples})  # fmt: skip
     return {
         "bootstrap": {
             "resamples": opts.resamples,
@@ -238,5 +261,6 @@ def analyze(units: Sequence[Unit], opts: Options | None = None) -> dict[str, Any
             "unit": "task",
             "method": "percentile, tasks resampled, numpy default_rng",
         },
-        "bindings": [analyze_binding(g, opts) for g in groups.values()],
+        "bindings": bindings,
+        "pooled": pooled,
     }

@@ -6,7 +6,8 @@ with these fields (docs/ctxgap.md, "Scored units"):
 
     observer_model, judge_model, probe_id, task_id, checkpoint, category, view,
     importance (0-3), observer_status, judge_status, verdict (0, 0.5, 1 or null),
-    atom_id (optional; defaults to probe_id)
+    atom_id (optional; defaults to probe_id), sample (optional, default 0: which of several
+    answers to the same unit this is)
 
 Outcome of a unit (intention-to-evaluate: every planned unit stays in the denominator):
 
@@ -20,7 +21,7 @@ Outcome of a unit (intention-to-evaluate: every planned unit stays in the denomi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evaltally.errors import DataError
@@ -57,6 +58,13 @@ class Unit:
     observer_status: str
     judge_status: str
     verdict: float | None
+    sample: int = 0
+    """Which answer of the unit this is, when a run asks each unit several times."""
+    judgments: tuple[int, ...] | None = None
+    """A pooled unit (`pool`): how many of its judgments ended in each outcome (OUTCOMES
+    order); its `verdict` is their mean score, every judgment in the denominator."""
+    covered_mean: float | None = None
+    """A pooled unit: the mean score of its covered judgments (None: none covered)."""
 
     @classmethod
     def of(
@@ -87,6 +95,8 @@ class Unit:
 
     @property
     def outcome(self) -> str:
+        if self.judgments is not None:
+            return "scored"
         if self.observer_status == "parse_error":
             return "empty_answer"
         if self.observer_status == "ok" and self.judge_status == "ok":
@@ -102,8 +112,51 @@ class Unit:
         return self.verdict if self.outcome == "scored" and self.verdict is not None else 0.0
 
     @property
-    def covered(self) -> bool:
-        return self.outcome in COVERED
+    def covered(self) -> float:
+        """1 or 0; for a pooled unit, the share of its judgments that are covered."""
+        if self.judgments is not None:
+            return sum(n for o, n in zip(OUTCOMES, self.judgments, strict=True) if o in COVERED) / (
+                sum(self.judgments)
+            )
+        return float(self.outcome in COVERED)
+
+    @property
+    def covered_score(self) -> float | None:
+        """The score over covered judgments only (None: nothing covered)."""
+        if self.judgments is not None:
+            return self.covered_mean
+        return self.score if self.outcome in COVERED else None
+
+    def outcome_counts(self) -> dict[str, int]:
+        if self.judgments is not None:
+            return dict(zip(OUTCOMES, self.judgments, strict=True))
+        return {o: int(o == self.outcome) for o in OUTCOMES}
+
+
+def pool(units: Iterable[Unit], judge: str) -> list[Unit]:
+    """One unit per (observer, probe, view) whose score is the mean over all its judgments
+    (judge models and samples; each unscored judgment counts 0), named `judge`."""
+    groups: dict[tuple[str, str, str], list[Unit]] = {}
+    for u in units:
+        groups.setdefault((u.observer_model, u.probe_id, u.view), []).append(u)
+    out = []
+    for group in groups.values():
+        first = group[0]
+        covered = [u.score for u in group if u.outcome in COVERED]
+        counts = tuple(sum(u.outcome == o for u in group) for o in OUTCOMES)
+        out.append(
+            replace(
+                first,
+                judge_model=judge,
+                observer_status="ok",
+                judge_status="ok",
+                verdict=sum(u.score for u in group) / len(group),
+                sample=0,
+                judgments=counts,
+                covered_mean=sum(covered) / len(covered) if covered else None,
+            )
+        )
+    return out
 
 
 def _field_error(where: str, field: str, reason: str) -> DataError:
@@ -129,12 +182,23 @@ def unit_from_row(where: str, row: Mapping[str, Any]) -> Unit:
         if row.get(field) not in STATUSES:
             raise _field_error(where, field, f"must be one of {', '.join(STATUSES)}")
         statuses[field] = str(row[field])
+    sample = row.get("sample", 0)
+    if isinstance(sample, bool) or not isinstance(sample, int) or sample < 0:
+        raise _field_error(where, "sample", f"must be an integer >= 0, got {sample!r}")
     return Unit(
-        **names,
+        observer_model=names["observer_model"],
+        judge_model=names["judge_model"],
+        probe_id=names["probe_id"],
+        task_id=names["task_id"],
+        checkpoint=names["checkpoint"],
+        category=names["category"],
+        view=names["view"],
         importance=importance,
         atom_id=atom,
-        **statuses,
+        observer_status=statuses["observer_status"],
+        judge_status=statuses["judge_status"],
         verdict=_verdict(where, row.get("verdict"), statuses),
+        sample=sample,
     )
 
 
@@ -153,17 +217,17 @@ def check_units(units: Iterable[tuple[str, Unit]]) -> list[Unit]:
     """Refuse a unit planned twice, and a probe described two ways (task, checkpoint,
     category, importance or atom differ between its units)."""
     out: list[Unit] = []
-    seen: dict[tuple[str, str, str, str], str] = {}
+    seen: dict[tuple[str, str, str, str, int], str] = {}
     probes: dict[str, tuple[str, tuple[str, str, str, int, str]]] = {}
     for where, u in units:
-        key = (u.observer_model, u.judge_model, u.probe_id, u.view)
+        key = (u.observer_model, u.judge_model, u.probe_id, u.view, u.sample)
         if key in seen:
             raise _field_error(
                 where,
                 "view",
                 f"probe {u.probe_id!r} in view {u.view!r} for "
-                f"observer {u.observer_model!r} and judge {u.judge_model!r} is "
-                f"already given at {seen[key]}",
+                f"observer {u.observer_model!r} and judge {u.judge_model!r} "
+                f"(sample {u.sample}) is already given at {seen[key]}",
             )
         seen[key] = where
         meta = (u.task_id, u.checkpoint, u.category, u.importance, u.atom_id)

@@ -55,6 +55,8 @@ class DexOptions(BenchmarkOptions):
     """Keep only these sources (cruxeval, humaneval, pythonsaga)."""
     limit: int | None = None
     """At most this many instances of each source, in file order."""
+    prompt_version: str = prompts.PROMPT_VERSION
+    """"dexbench-v1" only to resume a run planned with that wording."""
 
     def check(self) -> None:
         if not self.data:
@@ -73,6 +75,9 @@ class DexOptions(BenchmarkOptions):
             raise OptionError("backward_mode", f"must be one of: {modes}")
         if self.limit is not None and self.limit <= 0:
             raise OptionError("limit", f"must be > 0, got {self.limit}")
+        if self.prompt_version not in prompts.PROMPT_VERSIONS:
+            versions = ", ".join(prompts.PROMPT_VERSIONS)
+            raise OptionError("prompt_version", f"must be one of: {versions}")
 
 
 class DexBenchmark(Benchmark):
@@ -106,7 +111,7 @@ class DexBenchmark(Benchmark):
     def chains(self) -> Iterator[ChainTemplate]:
         for instance_id in self.instances:
             for task in self.options.tasks:
-                step = {"prompt_version": prompts.PROMPT_VERSION}
+                step = {"prompt_version": self.options.prompt_version}
                 if task == BACKWARD:
                     step["backward_mode"] = self.options.backward_mode
                 yield ChainTemplate(instance_id, self._hashes[instance_id], task, (step,))
@@ -122,7 +127,8 @@ class DexBenchmark(Benchmark):
     def render(self, call: PlannedCall, earlier: Sequence[StepAnswer]) -> list[Message]:
         instance = self._instance(call)
         if call.protocol == FORWARD:
-            return prompts.forward_messages(instance.program)
+            version = str(call.spec.get("prompt_version", prompts.PROMPT_VERSION))
+            return prompts.forward_messages(instance.program, version)
         return prompts.backward_messages(
             instance.program,
             entry_point=instance.entry_point,

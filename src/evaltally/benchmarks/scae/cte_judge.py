@@ -119,6 +119,10 @@ def _rollout(chain_id: str, calls: Mapping[int, tuple[Mapping[str, Any], Rollout
     )
 
 
+#: The CTE wording inside scae-judge-v1 prompts; a newer one would change their bytes unversioned.
+JUDGE_CTE = "cte-v2"
+
+
 def scenario_context(scenario: Scenario) -> str:
     """What the judge needs to check predictions: the source, the intervention and the
     observed calls with their true responses (the rollout's model saw the last 20 of these)."""
@@ -126,11 +130,12 @@ def scenario_context(scenario: Scenario) -> str:
     shown = cte_prompts.History(history, observed=len(history))
     intervention = intervention_data(scenario.intervention)
     source = scenario.shown_source
+    block = cte_prompts.intervention_block(intervention, source, shown, JUDGE_CTE)
     return (
         "A model simulated the stateful service below, predicting each response in turn; each "
         "of its prompts held its own earlier predictions, not the true responses.\n\n"
         f"Service source:\n```python\n{source.rstrip()}\n```\n\n"
-        f"Intervention:\n{cte_prompts.intervention_block(intervention, source, shown)}\n\n"
+        f"Intervention:\n{block}\n\n"
         f"Observed calls with the service's true responses (oldest first):\n"
         f"{cte_prompts.format_history(shown)}"
     )
