@@ -9,7 +9,6 @@ from contextlib import suppress
 from typing import TYPE_CHECKING, TextIO
 
 from evaltally.runner import clock as clk
-from evaltally.runner.breaker import BreakerState
 from evaltally.runner.lane import Lane
 
 if TYPE_CHECKING:
@@ -28,17 +27,6 @@ def _eta(lane: Lane, now: float) -> str:
         return "-"
     secs = left / (s.done / elapsed)
     return f"{int(secs // 60)}m{int(secs % 60):02d}s"
-
-
-def _state(lane: Lane) -> str:
-    if lane.stop_reason:
-        return "stopped"
-    breaker = lane.breaker_state
-    if breaker is not BreakerState.CLOSED:
-        return f"circuit {breaker.value}"
-    if lane.pause_until > lane.clock():
-        return "paused (rate limit)"
-    return "running"
 
 
 def render_table(lanes: Mapping[str, Lane]) -> Table:
@@ -63,7 +51,7 @@ def render_table(lanes: Mapping[str, Lane]) -> Table:
             f"{s.input_tokens}/{s.output_tokens}",
             f"${s.cost_usd:.2f}",
             _eta(lane, now),
-            _state(lane),
+            lane.wait_cause(),
         )
     return table
 
@@ -74,7 +62,7 @@ def log_line(name: str, lane: Lane) -> str:
         f"[{name}] {s.done}/{s.planned} done (ok {s.ok}, parse_error {s.parse_error}, "
         f"failed {s.failed}, blocked {s.blocked}), in flight {s.in_flight}, retries {s.retries}, "
         f"429s {s.rate_limited}, tokens {s.input_tokens}/{s.output_tokens}, "
-        f"cost ${s.cost_usd:.2f}, ETA {_eta(lane, clk.monotonic())}, {_state(lane)}"
+        f"cost ${s.cost_usd:.2f}, ETA {_eta(lane, clk.monotonic())}, {lane.wait_cause()}"
     )
 
 
