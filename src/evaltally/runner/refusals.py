@@ -43,6 +43,11 @@ limit must slow down, and a provider refusing that many for capacity is near an 
 WINDOW = 256
 """Answers the share before the cut, and the share in capacity mode, are counted over."""
 
+PRIOR_ANSWERS = 32
+"""Answers without a 429 added to the count before the cut: that count ends at the refusal
+that caused the cut, so a first 429 among the first few answers would read as a large share
+(1 of 5 is 20 %, above MAX_CAPACITY_SHARE) where 3 % of capacity refusals were behind it."""
+
 RELAPSE_FACTOR = 2.0
 RELAPSE_MARGIN = 0.02
 """In capacity mode, a share over the last WINDOW answers above RELAPSE_FACTOR times the share
@@ -103,7 +108,7 @@ class RefusalJudge:
 
     def _share_before(self, start: float) -> float:
         before = [refused for sent, refused in self.recent if sent < start][-WINDOW:]
-        return sum(before) / len(before) if before else 1.0
+        return sum(before) / (len(before) + PRIOR_ANSWERS)
 
     def _relapsed(self) -> bool:
         window = list(self.recent)[-WINDOW:]
