@@ -6,10 +6,12 @@ import asyncio
 import sys
 from collections.abc import Mapping
 from contextlib import suppress
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from evaltally.runner import clock as clk
 from evaltally.runner.lane import Lane
+from evaltally.runner.lane_states import WRITE_EVERY_S, clear_lane_states, write_lane_states
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -67,11 +69,18 @@ def log_line(name: str, lane: Lane) -> str:
 
 
 class ProgressReporter:
-    """Runs beside the scheduler until stopped; shows every lane's counters."""
+    """Runs beside the scheduler until stopped; shows every lane's counters, and publishes why
+    each lane waits to `run_dir` (runner/lane_states.py) for `tally status` and the view."""
 
-    def __init__(self, lanes: Mapping[str, Lane], stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        lanes: Mapping[str, Lane],
+        stream: TextIO | None = None,
+        run_dir: Path | None = None,
+    ) -> None:
         self.lanes = lanes
         self.stream = stream or sys.stderr
+        self.run_dir = run_dir
         self._stopped = asyncio.Event()
 
     def stop(self) -> None:
@@ -84,10 +93,20 @@ class ProgressReporter:
         return self._stopped.is_set()
 
     async def run(self) -> None:
-        if self.stream.isatty():
-            await self._live()
-        else:
-            await self._log()
+        show = self._live() if self.stream.isatty() else self._log()
+        if self.run_dir is None:
+            await show
+            return
+        try:
+            await asyncio.gather(show, self._publish(self.run_dir))
+        finally:
+            clear_lane_states(self.run_dir)
+
+    async def _publish(self, run_dir: Path) -> None:
+        while True:
+            write_lane_states(run_dir, {n: lane.wait_cause() for n, lane in self.lanes.items()})
+            if await self._tick(WRITE_EVERY_S):
+                return
 
     async def _live(self) -> None:
         # Loaded on a terminal only: a run logging to a file or pipe never draws the table.
