@@ -9,6 +9,7 @@
   g  a sweep with `tally view` open vs without (ratio)
   h  the fixed cost of a one-call `tally run`, split at the ledger's timestamps
   m  the rate-limit matrix: every enforcement mode x window x headers x configured (~12 min)
+  s  sporadic errors: 6,000 calls, 30 ms, 3 % 503 / 529 / 500 / capacity 429s vs none (ratios)
 
 Each benchmark runs as its own script in a subprocess, so a failure in one does not hide the
 others. c and e take about 65 s per repetition (they run at a real rate limit).
@@ -31,6 +32,7 @@ RESULTS = BENCH / "results"
 # Upper bound for one benchmark script (all repetitions), seconds per repetition.
 BUDGET_PER_REP_S = {
     "a": 180, "b": 180, "c": 240, "d": 600, "e": 200, "f": 2400, "g": 120, "h": 60, "m": 2400,
+    "s": 900,
 }  # fmt: skip
 
 
@@ -64,13 +66,15 @@ def commands(which: str, reps: int, rate_reps: int) -> list[tuple[str, list[str]
         return [("fixed_cost", [*py, "fixed_cost.py", "--reps", str(max(reps, 5))], 1)]
     if which == "m":
         return [("rate_matrix", [*py, "rate_matrix.py"], 1)]
+    if which == "s":
+        return [("sporadic", [*py, "sporadic.py", "--reps", str(reps)], reps)]
     raise ValueError(which)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--only", default="a,b,c,d,e,f,g,h,m", help="comma-separated letters")
-    p.add_argument("--reps", type=int, default=3, help="repetitions of a, b, d, f, g")
+    p.add_argument("--only", default="a,b,c,d,e,f,g,h,m,s", help="comma-separated letters")
+    p.add_argument("--reps", type=int, default=3, help="repetitions of a, b, d, f, g, s")
     p.add_argument("--rate-reps", type=int, default=1, help="repetitions of c, e (~65 s each)")
     args = p.parse_args()
     letters = [x.strip() for x in args.only.split(",") if x.strip()]

@@ -223,8 +223,10 @@ def status(
         from evaltally.audit import audit_run
         from evaltally.ledger import run_status
         from evaltally.run_dir import load_run_config
+        from evaltally.runner.lane_states import read_lane_states
 
         data = run_status(run_dir).as_dict()
+        data["lanes_waiting"] = read_lane_states(run_dir) if data.get("live") else {}
         audits = audit_run(run_dir, load_run_config(run_dir))
         data["models"] = [a.as_dict() for a in audits]
         if as_json:
@@ -274,6 +276,8 @@ def _print_status(data: dict[str, Any]) -> None:
         f"(retried {data['retried_attempts']}, interrupted {data['interrupted_attempts']})"
         + (f"; live: {live}" if live else ""),
     )
+    for lane, why in data.get("lanes_waiting", {}).items():
+        out.print(f"lane {lane}: {why}", markup=False, highlight=False)
     if data["batches"]:
         from evaltally.cli_batch import batches_line, rounds_table
 

@@ -123,7 +123,11 @@ class AttemptError:
     detail: str
     status: int | None = None
     retry_after_s: float | None = None
-    """Server-requested wait (Retry-After and friends); pauses the whole lane."""
+    """Server-requested wait (Retry-After and friends): a limit's 429 pauses the whole lane,
+    any other error holds only its own request's retry."""
+    capacity: bool = False
+    """A 429 the provider says no rate of ours caused (shared capacity, an upstream's refusal):
+    retried on its own, the lane's rate left alone."""
 
 
 @dataclass(frozen=True, slots=True)

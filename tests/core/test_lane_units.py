@@ -12,19 +12,7 @@ from evaltally.records import RateLimitSnapshot
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
 from evaltally.runner.lane import PAUSE_JITTER, Lane, LaneStopped, Ticket
 from evaltally.runner.pacing import DECREASE, HEADROOM, SLOW_START_RATE
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
+from testkit import FakeTime
 
 
 def test_breaker_opens_probes_and_closes() -> None:

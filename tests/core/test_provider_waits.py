@@ -93,16 +93,19 @@ async def test_capped_retry_after_wins_over_a_reset_past_the_cap(
 
 
 @pytest.mark.parametrize(
-    "headers",
+    ("status", "headers"),
     [
-        {"retry-after": "86400"},
-        {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "999999h"},
+        (429, {"retry-after": "86400"}),
+        (429, {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "999999h"}),
+        # A sporadic error's wait holds only its request, but not past the cap either.
+        (503, {"retry-after": "86400"}),
+        (429, {"retry-after": "86400", "x-ratelimit-remaining-requests": "9"}),
     ],
 )
 async def test_wait_past_the_cap_stops_the_lane_and_the_run_ends(
-    tmp_path: Path, scripted: Any, headers: dict[str, str]
+    tmp_path: Path, scripted: Any, status: int, headers: dict[str, str]
 ) -> None:
-    result = await run(tmp_path, await scripted(lambda n: (429, headers, {})), calls=4)
+    result = await run(tmp_path, await scripted(lambda n: (status, headers, {})), calls=4)
     lane = result.lanes["m1"]
     assert not result.complete
     assert lane.stop_reason is not None and "quota" in lane.stop_reason

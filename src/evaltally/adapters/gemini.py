@@ -31,6 +31,7 @@ from evaltally.adapters.base import Endpoint, HttpRequest, HttpResponse
 from evaltally.adapters.http_errors import (
     bad_body,
     decode_json,
+    google_capacity,
     google_error_reasons,
     google_retry_delay,
 )
@@ -116,6 +117,7 @@ class GeminiAdapter(WireAdapter):
                 message=as_str(error.get("message")),
                 retry_hint_s=google_retry_delay(error.get("details")),
                 auth_failure=bool(AUTH_REASONS & google_error_reasons(error.get("details"))),
+                capacity_type=google_capacity(as_str(error.get("status")), error.get("details")),
             )
         if not isinstance(data, dict):
             return bad_body(response.body, "response is not a JSON object", response.status)

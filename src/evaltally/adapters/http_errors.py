@@ -6,9 +6,17 @@ The decision table (DESIGN.md, "Attempts"):
     400, 404, 413, 422, any other 4xx               FAIL_CALL  (the same bytes fail again)
     401, 403                                        STOP_LANE  (every call of the lane would fail)
     429 of type/code insufficient_quota (OpenAI)    STOP_LANE  (a used-up quota, not a rate limit)
+    429 the provider says is not ours (capacity)    RETRY      capacity=True (see below)
     2xx whose body is not the expected shape        RETRY      error_class "bad_body"
     3xx (redirects are never followed)              FAIL_CALL  (detail names the Location)
     anything else (1xx)                             FAIL_CALL
+
+A 429 is a capacity refusal, retried on its own without slowing the lane, when the provider
+says so: its rate-limit headers show requests (and tokens) left, its error type is one
+documented for shared capacity (`capacity_type`, e.g. Gemini's RESOURCE_EXHAUSTED without a
+QuotaFailure detail, passed by that adapter), or its message names an overloaded or upstream
+provider (routers such as OpenRouter, Azure's "high demand"). Any other 429 is a limit's until
+the lane sees otherwise (runner/refusals.py).
 
 error_class is "http_<status>" (or "bad_body"); the provider's own error type, when it has one,
 leads `detail`. Details never carry credentials: the transport already removed every known key
@@ -18,6 +26,7 @@ part of a rejected key.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -33,6 +42,11 @@ from evaltally.redact import redact_message
 QUOTA_TYPES = frozenset({"insufficient_quota"})
 """Error types/codes of a 429 that is an exhausted account quota, not a rate limit (OpenAI):
 waiting does not help, so the lane stops with the reason."""
+
+CAPACITY_MESSAGE = re.compile(r"overload|over capacity|at capacity|high demand|upstream", re.I)
+"""Words of a 429's message that name the provider's own capacity, not the caller's rate:
+OpenRouter's "temporarily rate-limited upstream", Azure's "experiencing high demand",
+"model is overloaded" / "over capacity" from OpenAI-compatible servers."""
 
 DETAIL_MAX_CHARS = 300
 """Longest provider message kept in `detail` (the runner stores the raw body anyway)."""
@@ -63,6 +77,7 @@ def classify_status(
     key_env: str | None = None,
     retry_hint_s: float | None = None,
     auth_failure: bool = False,
+    capacity_type: bool = False,
     now: datetime | None = None,
 ) -> AttemptError:
     """Classify a non-2xx response. `error_type`/`message` come from the provider's error body.
@@ -70,7 +85,8 @@ def classify_status(
     `key_env` names the variable holding the key (for 401/403 details); `retry_hint_s` is a wait
     the provider put in its body (Gemini RetryInfo), used when no header says how long;
     `auth_failure` marks a rejected credential reported under another status (Gemini answers a
-    bad key with 400 INVALID_ARGUMENT / API_KEY_INVALID), which stops the lane like a 401.
+    bad key with 400 INVALID_ARGUMENT / API_KEY_INVALID), which stops the lane like a 401;
+    `capacity_type` marks an error type the provider documents for shared capacity.
     """
     action = ErrorAction.STOP_LANE if auth_failure else action_for_status(status)
     quota = status == 429 and bool(error_type and QUOTA_TYPES & set(error_type.split("/")))
@@ -100,7 +116,23 @@ def classify_status(
         detail=" ".join(parts),
         status=status,
         retry_after_s=retry_after,
+        capacity=action is ErrorAction.RETRY
+        and status == 429
+        and (capacity_type or is_capacity_429(headers, message, now)),
     )
+
+
+def is_capacity_429(
+    headers: Mapping[str, str], message: str | None, now: datetime | None = None
+) -> bool:
+    """Whether a 429's headers or message say the refusal is not the caller's rate: requests
+    left in its window (and no token limit run out), or a message naming capacity."""
+    if message and CAPACITY_MESSAGE.search(message):
+        return True
+    snapshot = any_snapshot(headers, now)
+    if snapshot is None or snapshot.remaining_requests is None:
+        return False
+    return snapshot.remaining_requests > 0 and snapshot.remaining_tokens != 0
 
 
 def bad_body(body: bytes, reason: str, status: int | None = 200) -> AttemptError:
@@ -203,6 +235,19 @@ def google_error_reasons(details: object) -> set[str]:
         and str(item.get("@type", "")).endswith("ErrorInfo")
         and "reason" in item
     }
+
+
+def google_capacity(status: str | None, details: object) -> bool:
+    """A Google RESOURCE_EXHAUSTED that names no quota: the shared capacity a model draws on
+    (Vertex's dynamic shared quota, busy hours), not a limit of the caller's (those carry a
+    `google.rpc.QuotaFailure` detail naming the quota metric that ran out)."""
+    if status != "RESOURCE_EXHAUSTED":
+        return False
+    items = details if isinstance(details, list) else []
+    return not any(
+        isinstance(item, dict) and str(item.get("@type", "")).endswith("QuotaFailure")
+        for item in items
+    )
 
 
 def google_retry_delay(details: object) -> float | None:

@@ -36,6 +36,7 @@ class WireAdapter:
         message: str | None,
         retry_hint_s: float | None = None,
         auth_failure: bool = False,
+        capacity_type: bool = False,
     ) -> AttemptError:
         """`classify_status` of an error response, naming this adapter's key variable."""
         return classify_status(
@@ -46,6 +47,7 @@ class WireAdapter:
             key_env=self.key_env,
             retry_hint_s=retry_hint_s,
             auth_failure=auth_failure,
+            capacity_type=capacity_type,
         )
 
 

@@ -28,6 +28,8 @@ RUN_OWNED = frozenset(
         CONFIG_DIR_FILE,
         LOCK_FILE,
         "config.tmp",
+        "lanes.json",  # why each lane of a live session waits (runner/lane_states.py)
+        "lanes.json.tmp",
     }
 )
 """Files a run directory owns: writing anything else over one of them destroys the run."""

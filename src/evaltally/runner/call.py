@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, cast
 
 from tenacity import (
@@ -37,7 +38,7 @@ from evaltally.records import (
     canonical_json,
 )
 from evaltally.runner import clock as clk
-from evaltally.runner.lane import Lane, Ticket
+from evaltally.runner.lane import DEFAULT_429_PAUSE_S, MAX_PROVIDER_WAIT_S, Lane, Ticket
 from evaltally.runner.transport import Transport, TransportFailure
 from evaltally.tokens import count_messages
 
@@ -72,8 +73,13 @@ class CallResult:
 
 
 class _Retryable(Exception):
-    def __init__(self, error: AttemptError) -> None:
+    """A failed attempt to retry. `wait_s`: the least its own retry waits (the provider's
+    Retry-After on a sporadic error); None when the lane-wide pause of a limit's 429 already
+    holds it, so backoff on top would only leave the provider's capacity unused."""
+
+    def __init__(self, error: AttemptError, wait_s: float | None = 0.0) -> None:
         self.error = error
+        self.wait_s = wait_s
         super().__init__(error.detail)
 
 
@@ -194,7 +200,7 @@ class CallExecutor:
             stop=stop_after_attempt(limits.max_attempts),
             wait=_wait_strategy(limits.backoff_initial_s, limits.backoff_max_s),
             retry=retry_if_exception_type(_Retryable),
-            sleep=self.sleep,
+            sleep=partial(self._retry_sleep, state.unit.lane),
             reraise=True,
         )
         async for attempt in retrying:
@@ -204,6 +210,15 @@ class CallExecutor:
                 state.unit.lane.stats.retries += 1
                 completion = await self._attempt(state)
         return completion
+
+    async def _retry_sleep(self, lane: Lane, seconds: float) -> None:
+        """One request's wait before its retry, counted on its lane (progress says why the
+        lane waits)."""
+        lane.stats.retry_waiting += 1
+        try:
+            await self.sleep(seconds)
+        finally:
+            lane.stats.retry_waiting -= 1
 
     async def _attempt(self, state: _Attempts) -> Completion:
         unit, call, request, rhash = state.unit, state.call, state.request, state.rhash
@@ -274,10 +289,7 @@ def _handle_error(
     unit: LaneUnit, error: AttemptError, ticket: Ticket, snapshot: RateLimitSnapshot | None
 ) -> Completion:
     lane = unit.lane
-    if error.status == 429 and error.action is ErrorAction.RETRY:
-        lane.refused(ticket, snapshot, error.retry_after_s)
-    elif error.retry_after_s is not None:
-        lane.pause(error.retry_after_s)
+    wait_s = _own_wait(lane, error, ticket, snapshot)
     if lane.stop_reason and error.action is ErrorAction.RETRY:
         # The provider asked for a wait past the cap: this call ends with the lane's reason.
         raise _Final(replace(error, detail=f"{error.detail}; {lane.stop_reason}"))
@@ -288,7 +300,26 @@ def _handle_error(
         raise _Final(error)
     if error.status != 429:
         lane.failure()
-    raise _Retryable(error)
+    raise _Retryable(error, wait_s)
+
+
+def _own_wait(
+    lane: Lane, error: AttemptError, ticket: Ticket, snapshot: RateLimitSnapshot | None
+) -> float | None:
+    """What a retryable error does to the lane, and the least its own retry waits (None: the
+    lane's pause holds it). Only a limit's 429 pauses the lane; a wait past the cap stops it
+    (a quota); any other Retry-After (a 5xx, a 529, a capacity 429) is this request's alone."""
+    if error.action is not ErrorAction.RETRY:
+        return 0.0
+    asked = error.retry_after_s
+    if asked is not None and asked > MAX_PROVIDER_WAIT_S:
+        lane.pause(asked)
+        return None
+    if error.status == 429:
+        if lane.refused(ticket, snapshot, asked, capacity=error.capacity):
+            return None
+        return lane.retry_wait(DEFAULT_429_PAUSE_S if asked is None else asked)
+    return 0.0 if asked is None else lane.retry_wait(asked)
 
 
 def _stop_reason(unit: LaneUnit, error: AttemptError) -> str:
@@ -308,11 +339,11 @@ def _wait_strategy(initial: float, maximum: float) -> Any:
     def wait(retry_state: RetryCallState) -> float:
         outcome = retry_state.outcome
         exc = outcome.exception() if outcome else None
-        if isinstance(exc, _Retryable) and exc.error.status == 429:
-            # The lane-wide pause already holds this call for Retry-After; adding our own
-            # backoff on top would only leave the provider's capacity unused.
+        if not isinstance(exc, _Retryable):
+            return float(backoff(retry_state))
+        if exc.wait_s is None:
             return 0.0
-        return float(backoff(retry_state))
+        return max(exc.wait_s, float(backoff(retry_state)))
 
     return wait
 

@@ -1,8 +1,11 @@
 """One endpoint lane: paced requests and tokens, a lane-wide pause, a circuit breaker, counters.
 
 Concurrency is the number of workers the scheduler gives the lane; everything that decides
-*when* a request may leave is here, shared by every call of the endpoint, so a 429 pauses the
-whole lane instead of each request discovering the limit on its own. Workers queue at one gate
+*when* a request may leave is here, shared by every call of the endpoint, so a limit's 429
+pauses the whole lane instead of each request discovering the limit on its own. Sporadic
+errors do not: a 5xx or 529 with Retry-After, and a 429 of the provider's capacity rather than
+of a limit (runner/refusals.py), hold only their own request's retry (runner/call.py), and
+the other requests go on. Workers queue at one gate
 (first come, first served): only the worker at its head watches the clock, so a lane of 64
 workers paced at 100 requests/s wakes once per request, not 64 times.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import deque
+from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +25,7 @@ from evaltally.records import RateLimitSnapshot
 from evaltally.runner import clock as clk
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
 from evaltally.runner.pacing import AdaptiveRate, SlowStart
+from evaltally.runner.refusals import RefusalJudge
 from evaltally.runner.window import InflightWindow
 
 # The one cap on a wait a provider can ask for (Retry-After, retry-after-ms, rate-limit reset
@@ -55,6 +60,11 @@ class LaneStats:
     attempts: int = 0
     retries: int = 0
     rate_limited: int = 0
+    """429s of any kind."""
+    capacity_refused: int = 0
+    """429s taken as the provider's capacity (retried on their own; no pause, no rate cut)."""
+    retry_waiting: int = 0
+    """Requests waiting out their own retry wait now (a Retry-After, a backoff)."""
     wait_s: float = 0.0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -101,6 +111,8 @@ class Lane:
         self._answered = asyncio.Event()
         self._recent_sends: deque[float] = deque()
         self.breaker = CircuitBreaker(limits.breaker_threshold, limits.breaker_cooldown_s)
+        self.refusals = RefusalJudge()
+        self._rate_before_test: AdaptiveRate | None = None
         self.pause_until = 0.0
         self.stop_reason: str | None = None
         self.stats = LaneStats(started=now)
@@ -220,17 +232,35 @@ class Lane:
             self.window.answered(now - ticket.sent_at, self.stats.in_flight, now)
         self.requests.accepted_one(1.0, now)
         self.tokens.accepted_one(max(1.0, ticket.tokens), now)
+        if self.refusals.answered(ticket.sent_at, refused=False):
+            self._undo_tested_cut()
 
     def refused(
-        self, ticket: Ticket, snapshot: RateLimitSnapshot | None, wait_s: float | None
-    ) -> None:
-        """A 429 for the request of `ticket`: pause the lane as long as the provider asked
-        (or stop it when that is past the cap) and cut the rate of the limit it hit."""
+        self,
+        ticket: Ticket,
+        snapshot: RateLimitSnapshot | None,
+        wait_s: float | None,
+        *,
+        capacity: bool = False,
+    ) -> bool:
+        """A 429 for the request of `ticket`. A limit's: pause the lane as long as the provider
+        asked (or stop it when that is past the cap), cut the rate of the limit it hit, and
+        return True. The provider's capacity (it said so: `capacity`; or the lane found that
+        its 429s keep their share whatever its rate, unless these headers show a limit run
+        out): leave the lane alone and return False, the request waits on its own."""
         self.stats.rate_limited += 1
         now = self.clock()
+        limit_said = snapshot is not None and 0 in (
+            snapshot.remaining_requests,
+            snapshot.remaining_tokens,
+        )
+        if capacity or (self.refusals.capacity and not limit_said):
+            self.stats.capacity_refused += 1
+            self.refusals.answered(ticket.sent_at, refused=True)
+            return False
         self.pause(DEFAULT_429_PAUSE_S if wait_s is None else wait_s)
         if self.stop_reason:
-            return
+            return True
         ramp = self.slow_start.rate(now)
         if ramp is None and self.requests.pacer is None and self._recent_sends:
             ramp = len(self._recent_sends) / RECENT_SENDS_S
@@ -239,10 +269,53 @@ class Lane:
         # Headers say which limit ran out; without them, the request rate is the one to cut
         # (fewer requests also means fewer tokens).
         tokens_hit = snapshot is not None and snapshot.remaining_tokens == 0
+        before = None if self.refusals.testing or tokens_hit else deepcopy(self.requests)
         if not tokens_hit or (snapshot is not None and snapshot.remaining_requests == 0):
-            self.requests.refused(now, ticket.sent_at, resume_at, ramp)
+            cut = self.requests.refused(now, ticket.sent_at, resume_at, ramp)
+            if cut and before is not None and self.refusals.cut(resume_at):
+                self._rate_before_test = before
         if tokens_hit:
             self.tokens.refused(now, ticket.sent_at, resume_at)
+        if self.refusals.answered(ticket.sent_at, refused=True):
+            self._undo_tested_cut()
+        return True
+
+    def _undo_tested_cut(self) -> None:
+        """The 429s kept their share after the rate was cut: they are the provider's capacity,
+        not a limit, so the lane goes back to the rate it ran at before the cut (and probes
+        up from there, as after any cut)."""
+        before, self._rate_before_test = self._rate_before_test, None
+        if before is not None:
+            self.requests = before
+
+    def retry_wait(self, seconds: float) -> float:
+        """How long one request waits before its own retry when the provider asked `seconds`:
+        that, plus a little jitter (as a pause), so retries do not land all at once."""
+        return seconds + self._rng.uniform(0.0, min(1.0, seconds * PAUSE_JITTER))
+
+    def wait_cause(self) -> str:
+        """Why the lane's requests wait now, in words (progress, `tally status`, the view)."""
+        if self.stop_reason:
+            return "stopped"
+        now = self.clock()
+        breaker = self.breaker.state(now)
+        if breaker is BreakerState.OPEN:
+            assert self.breaker.opened_at is not None
+            left = self.breaker.opened_at + self.breaker.cooldown_s - now
+            return f"circuit open (outage; next probe in {left:.0f} s)"
+        if breaker is BreakerState.HALF_OPEN:
+            return "circuit half-open (outage; a probe is out)"
+        if self.pause_until > now:
+            return f"paused (rate limit; {self.pause_until - now:.1f} s left)"
+        notes = []
+        if self.stats.retry_waiting:
+            notes.append(f"{self.stats.retry_waiting} waiting out their own Retry-After/backoff")
+        rate = self.requests.per_minute_rate
+        if rate is not None and self.requests.learned:
+            notes.append(f"learned rate {rate:,.0f}/min")
+        if self.refusals.capacity:
+            notes.append("429s taken as provider capacity")
+        return "running" + (f" ({'; '.join(notes)})" if notes else "")
 
     def pause(self, seconds: float) -> None:
         """Hold every call of this lane for the `seconds` the provider asked, plus a little

@@ -6,11 +6,12 @@ import asyncio
 import sys
 from collections.abc import Mapping
 from contextlib import suppress
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from evaltally.runner import clock as clk
-from evaltally.runner.breaker import BreakerState
 from evaltally.runner.lane import Lane
+from evaltally.runner.lane_states import WRITE_EVERY_S, clear_lane_states, write_lane_states
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -28,17 +29,6 @@ def _eta(lane: Lane, now: float) -> str:
         return "-"
     secs = left / (s.done / elapsed)
     return f"{int(secs // 60)}m{int(secs % 60):02d}s"
-
-
-def _state(lane: Lane) -> str:
-    if lane.stop_reason:
-        return "stopped"
-    breaker = lane.breaker_state
-    if breaker is not BreakerState.CLOSED:
-        return f"circuit {breaker.value}"
-    if lane.pause_until > lane.clock():
-        return "paused (rate limit)"
-    return "running"
 
 
 def render_table(lanes: Mapping[str, Lane]) -> Table:
@@ -63,7 +53,7 @@ def render_table(lanes: Mapping[str, Lane]) -> Table:
             f"{s.input_tokens}/{s.output_tokens}",
             f"${s.cost_usd:.2f}",
             _eta(lane, now),
-            _state(lane),
+            lane.wait_cause(),
         )
     return table
 
@@ -74,16 +64,23 @@ def log_line(name: str, lane: Lane) -> str:
         f"[{name}] {s.done}/{s.planned} done (ok {s.ok}, parse_error {s.parse_error}, "
         f"failed {s.failed}, blocked {s.blocked}), in flight {s.in_flight}, retries {s.retries}, "
         f"429s {s.rate_limited}, tokens {s.input_tokens}/{s.output_tokens}, "
-        f"cost ${s.cost_usd:.2f}, ETA {_eta(lane, clk.monotonic())}, {_state(lane)}"
+        f"cost ${s.cost_usd:.2f}, ETA {_eta(lane, clk.monotonic())}, {lane.wait_cause()}"
     )
 
 
 class ProgressReporter:
-    """Runs beside the scheduler until stopped; shows every lane's counters."""
+    """Runs beside the scheduler until stopped; shows every lane's counters, and publishes why
+    each lane waits to `run_dir` (runner/lane_states.py) for `tally status` and the view."""
 
-    def __init__(self, lanes: Mapping[str, Lane], stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        lanes: Mapping[str, Lane],
+        stream: TextIO | None = None,
+        run_dir: Path | None = None,
+    ) -> None:
         self.lanes = lanes
         self.stream = stream or sys.stderr
+        self.run_dir = run_dir
         self._stopped = asyncio.Event()
 
     def stop(self) -> None:
@@ -96,10 +93,20 @@ class ProgressReporter:
         return self._stopped.is_set()
 
     async def run(self) -> None:
-        if self.stream.isatty():
-            await self._live()
-        else:
-            await self._log()
+        show = self._live() if self.stream.isatty() else self._log()
+        if self.run_dir is None:
+            await show
+            return
+        try:
+            await asyncio.gather(show, self._publish(self.run_dir))
+        finally:
+            clear_lane_states(self.run_dir)
+
+    async def _publish(self, run_dir: Path) -> None:
+        while True:
+            write_lane_states(run_dir, {n: lane.wait_cause() for n, lane in self.lanes.items()})
+            if await self._tick(WRITE_EVERY_S):
+                return
 
     async def _live(self) -> None:
         # Loaded on a terminal only: a run logging to a file or pipe never draws the table.

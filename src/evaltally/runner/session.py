@@ -161,7 +161,13 @@ async def _session(
         sync_counts = {key: count for key, count in counts.items() if key not in batched}
         source = _without(ledger.pending_batches(), batched)
         try:
-            await _drive(scheduler, batches, (source, sync_counts), batch_work, lanes, progress)
+            await _drive(
+                scheduler,
+                batches,
+                (source, sync_counts),
+                batch_work,
+                ProgressReporter(lanes, progress or sys.stderr, config.run_dir),
+            )
         finally:
             await _record_lanes(ledger, lanes)
         await verifier.drain()
@@ -253,11 +259,9 @@ async def _drive(
     batches: BatchDriver,
     sync: Stream,
     batch_work: list[ChainWork],
-    lanes: Mapping[str, Lane],
-    stream: TextIO | None,
+    reporter: ProgressReporter,
 ) -> None:
     """Synchronous lanes and batch-mode models (docs/batch.md) side by side."""
-    reporter = ProgressReporter(lanes, stream or sys.stderr)
     task = asyncio.create_task(reporter.run())
     try:
         async with asyncio.TaskGroup() as group:

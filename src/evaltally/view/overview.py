@@ -16,6 +16,7 @@ from typing import Any
 
 from evaltally.audit import audit_run
 from evaltally.ledger.status import attempts_by_model, run_status
+from evaltally.runner.lane_states import read_lane_states
 from evaltally.view.runs import ViewRun, live_session
 
 RATE_WINDOW_S = 60.0
@@ -35,6 +36,7 @@ def overview(run: ViewRun) -> dict[str, Any]:
     if aggregate is not None:
         data.update(aggregate)
     data.update(live=live, counted_at=counted_at, counting=recounting)
+    data["lanes_waiting"] = read_lane_states(run.run_dir) if live else {}
     data["elapsed_ms"] = (time.perf_counter() - started) * 1000.0
     if aggregate is None:
         return data

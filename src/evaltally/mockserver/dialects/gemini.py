@@ -128,12 +128,25 @@ class GeminiDialect(Dialect):
                     "domain": "googleapis.com",
                 }
             ]
-        elif err.retry_after is not None:
+            return {"error": out}
+        details: list[dict[str, Any]] = []
+        if err.status == 429 and err.code in ("requests", "tokens"):
+            # A limit's 429 names the quota that ran out; a capacity 429 names none.
+            metric = f"generativelanguage.googleapis.com/generate_content_{err.code}"
+            details.append(
+                {
+                    "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+                    "violations": [{"quotaMetric": metric, "quotaId": f"{err.code}PerMinute"}],
+                }
+            )
+        if err.retry_after is not None:
             # Gemini states the wait in a RetryInfo detail ("retryDelay": "1s").
             delay = f"{err.retry_after:.3f}".rstrip("0").rstrip(".") or "0"
-            out["details"] = [
+            details.append(
                 {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{delay}s"}
-            ]
+            )
+        if details:
+            out["details"] = details
         return {"error": out}
 
 

@@ -119,9 +119,12 @@ function progressBlock(data) {
     text.push(`${num(Math.round(p.per_minute))} calls/min over the last minute`);
     if (p.eta_s !== null) text.push(`about ${Math.ceil(p.eta_s / 60)} min left`);
   }
+  // Why each lane waits (a rate-limit pause, the breaker, requests' own Retry-After, a learned rate).
+  const waiting = Object.entries(data.lanes_waiting || {}).map(([lane, why]) => `lane ${lane}: ${why}`);
   return el("div", { class: "progress-block" },
     el("progress", { max: Math.max(1, p.planned), value: p.done, id: "progress" }),
-    el("p", { id: "progress-text" }, text.join(" · ")));
+    el("p", { id: "progress-text" }, text.join(" · ")),
+    waiting.length ? el("p", { id: "lanes-waiting", class: "muted" }, waiting.join(" · ")) : null);
 }
 
 function lanesTable(data) {

@@ -1,0 +1,118 @@
+"""Whether a lane's 429s come from a limit its rate runs into, or from the provider's capacity.
+
+Pure, with the time passed in, like pacing.py (tests/core/test_refusals.py).
+
+A limit refuses what is sent above it: cut the rate below the limit and its 429s stop. A
+provider short of shared capacity (Gemini at busy hours, a router's upstream) refuses a share
+of requests whatever their rate; pausing the lane and cutting its rate for each of those only
+slows it (3 % of such 429s, each pausing the lane for its Retry-After and cutting the rate,
+left a lane at ~5 requests/s for good). Most providers do not say which a 429 is
+(adapters/http_errors.py reads it when they do), so the lane tests it: after a rate cut it
+watches the 429s among the answers to requests sent once it resumed. Against a limit their
+share falls to about nothing; if it stays at CAPACITY_RATIO or more of the share before the cut,
+the 429s were not the rate's, the cut is undone, and from then on such 429s are retried on
+their own. Should the share climb well above the one measured (a real limit reached later, as
+the rate probes back up), the lane treats 429s as a limit's again.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+MIN_ANSWERS = 100
+"""Answers after the cut before any verdict: at a few percent of 429s, fewer hold too few."""
+
+MIN_REFUSED = 3
+"""429s among them for a verdict of capacity (one or two stray ones are a limit's jitter)."""
+
+MAX_ANSWERS = 400
+"""Answers after the cut by which, without a verdict of capacity, the cut is taken to have
+worked: the 429s were the limit's and the next cut starts a new test."""
+
+CAPACITY_RATIO = 0.5
+"""The share after the cut, as a part of the share before, at which it counts as not fallen.
+A paced lane cut from r to c r against a limit L sees its share fall from s = 1 - L/r to
+1 - (1 - s)/c; with s at most MAX_CAPACITY_SHARE and any cut to 0.9 r or deeper, that is under
+half of s (at s = 15 %: 5.6 % against 7.5 %)."""
+
+MAX_CAPACITY_SHARE = 0.15
+"""A share of 429s above this before the cut is never judged capacity: a lane that far above a
+limit must slow down, and a provider refusing that many for capacity is near an outage."""
+
+WINDOW = 256
+"""Answers the share before the cut, and the share in capacity mode, are counted over."""
+
+PRIOR_ANSWERS = 32
+"""Answers without a 429 added to the count before the cut: that count ends at the refusal
+that caused the cut, so a first 429 among the first few answers would read as a large share
+(1 of 5 is 20 %, above MAX_CAPACITY_SHARE) where 3 % of capacity refusals were behind it."""
+
+RELAPSE_FACTOR = 2.0
+RELAPSE_MARGIN = 0.02
+"""In capacity mode, a share over the last WINDOW answers above RELAPSE_FACTOR times the share
+measured, plus RELAPSE_MARGIN, means a limit is being hit again."""
+
+
+@dataclass
+class RefusalJudge:
+    capacity: bool = False
+    """Whether 429s that say nothing of their cause are taken as capacity refusals."""
+    share: float = 0.0
+    """The share of 429s measured when capacity was found."""
+    test_from: float | None = None
+    """While a cut is being tested: when the lane resumed after it."""
+    after: int = 0
+    refused_after: int = 0
+    recent: deque[tuple[float, bool]] = field(default_factory=lambda: deque(maxlen=2 * WINDOW))
+    """(sent at, refused) of the last answers (2xx or 429), oldest first."""
+
+    @property
+    def testing(self) -> bool:
+        return self.test_from is not None
+
+    def cut(self, resume_at: float) -> bool:
+        """The lane cut its rate for a 429 and resumes at `resume_at`. Returns whether this
+        cut opens a test (the lane keeps what to restore should it find capacity)."""
+        if self.test_from is not None or self.capacity:
+            return False
+        self.test_from, self.after, self.refused_after = resume_at, 0, 0
+        return True
+
+    def answered(self, sent_at: float, refused: bool) -> bool:
+        """An answer (2xx, or a 429 of any kind) to a request sent at `sent_at`. Returns True
+        when it completes a test finding capacity: the lane undoes the tested cut."""
+        self.recent.append((sent_at, refused))
+        if self.capacity:
+            if refused and self._relapsed():
+                self.capacity = False
+            return False
+        if self.test_from is None or sent_at < self.test_from:
+            return False
+        self.after += 1
+        self.refused_after += refused
+        if self.after < MIN_ANSWERS:
+            return False
+        before = self._share_before(self.test_from)
+        after = self.refused_after / self.after
+        if (
+            self.refused_after >= MIN_REFUSED
+            and before <= MAX_CAPACITY_SHARE
+            and after >= CAPACITY_RATIO * before
+        ):
+            self.capacity, self.share, self.test_from = True, after, None
+            return True
+        if self.after >= MAX_ANSWERS:
+            self.test_from = None
+        return False
+
+    def _share_before(self, start: float) -> float:
+        before = [refused for sent, refused in self.recent if sent < start][-WINDOW:]
+        return sum(before) / (len(before) + PRIOR_ANSWERS)
+
+    def _relapsed(self) -> bool:
+        window = list(self.recent)[-WINDOW:]
+        if len(window) < MIN_ANSWERS:
+            return False
+        share = sum(refused for _, refused in window) / len(window)
+        return share > RELAPSE_FACTOR * self.share + RELAPSE_MARGIN

@@ -1,0 +1,204 @@
+"""Which 429s are a limit's and which the provider's capacity, and what each does to a lane
+(issue 29). Pure: an injected clock, no real waiting, no network."""
+
+from __future__ import annotations
+
+import random
+
+import orjson
+import pytest
+
+from evaltally.adapters.base import HttpResponse
+from evaltally.adapters.gemini import GeminiAdapter
+from evaltally.adapters.http_errors import classify_status
+from evaltally.config import Limits
+from evaltally.records import AttemptError, RateLimitSnapshot
+from evaltally.runner.lane import Lane, Ticket
+from evaltally.runner.pacing import HEADROOM
+from evaltally.runner.refusals import MAX_ANSWERS, MIN_ANSWERS, RefusalJudge
+from testkit import FakeTime
+
+
+def _classify(headers: dict[str, str], message: str = "Rate limit reached.") -> AttemptError:
+    return classify_status(429, headers, error_type="rate_limit_exceeded", message=message)
+
+
+@pytest.mark.parametrize(
+    ("headers", "message", "capacity"),
+    [
+        ({}, "Rate limit reached for requests", False),
+        ({"x-ratelimit-remaining-requests": "0"}, "Rate limit reached", False),
+        ({"x-ratelimit-remaining-requests": "412"}, "Rate limit reached", True),
+        (
+            {"x-ratelimit-remaining-requests": "412", "x-ratelimit-remaining-tokens": "0"},
+            "Rate limit reached",
+            False,
+        ),
+        ({"anthropic-ratelimit-requests-remaining": "40"}, "Too many requests", True),
+        ({}, "deepseek/deepseek-chat is temporarily rate-limited upstream", True),
+        ({}, "The model is overloaded. Please try again later.", True),
+        ({}, "System is experiencing high demand", True),
+    ],
+)
+def test_a_429_is_capacity_when_headers_or_message_say_so(
+    headers: dict[str, str], message: str, capacity: bool
+) -> None:
+    assert _classify(headers, message).capacity is capacity
+
+
+def test_only_a_retryable_429_can_be_capacity() -> None:
+    assert not classify_status(503, {"x-ratelimit-remaining-requests": "9"}).capacity
+    quota = classify_status(
+        429, {"x-ratelimit-remaining-requests": "9"}, error_type="insufficient_quota"
+    )
+    assert not quota.capacity
+
+
+def _gemini_429(details: list[dict[str, object]]) -> AttemptError:
+    body = {
+        "error": {"code": 429, "message": "Resource exhausted.", "status": "RESOURCE_EXHAUSTED"}
+    }
+    if details:
+        body["error"]["details"] = details  # type: ignore[index]
+    result = GeminiAdapter().parse_response(HttpResponse(429, {}, orjson.dumps(body)))
+    assert isinstance(result, AttemptError)
+    return result
+
+
+def test_gemini_resource_exhausted_is_capacity_unless_it_names_a_quota() -> None:
+    assert _gemini_429([]).capacity
+    retry = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1s"}
+    assert _gemini_429([retry]).capacity
+    quota = {
+        "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+        "violations": [{"quotaMetric": "generativelanguage.googleapis.com/generate_requests"}],
+    }
+    assert not _gemini_429([quota, retry]).capacity
+
+
+def _feed(judge: RefusalJudge, start: float, n: int, share: float, seed: int = 1) -> bool:
+    """`n` answers sent from `start` on, each refused with probability `share`; whether one of
+    them completed a test finding capacity."""
+    rng = random.Random(seed)
+    found = False
+    for i in range(n):
+        found |= judge.answered(start + i * 0.01, rng.random() < share)
+    return found
+
+
+def test_429s_that_keep_their_share_after_a_cut_are_capacity() -> None:
+    judge = RefusalJudge()
+    _feed(judge, 0.0, 200, 0.04)
+    assert judge.cut(resume_at=3.0) and judge.testing
+    assert _feed(judge, 3.0, MAX_ANSWERS, 0.04)
+    assert judge.capacity and not judge.testing and judge.share > 0
+
+
+def test_429s_that_stop_after_a_cut_were_a_limit() -> None:
+    judge = RefusalJudge()
+    _feed(judge, 0.0, 200, 0.05)
+    judge.cut(resume_at=3.0)
+    assert not _feed(judge, 3.0, MAX_ANSWERS, 0.002)
+    assert not judge.capacity and not judge.testing  # the test closed: the cut worked
+
+
+def test_a_storm_of_429s_is_never_taken_as_capacity() -> None:
+    judge = RefusalJudge()
+    _feed(judge, 0.0, 100, 0.4)
+    judge.cut(resume_at=2.0)
+    assert not _feed(judge, 2.0, MAX_ANSWERS, 0.1)
+    assert not judge.capacity
+
+
+def test_answers_to_requests_sent_before_the_resume_do_not_count() -> None:
+    judge = RefusalJudge()
+    _feed(judge, 0.0, 100, 0.03)
+    judge.cut(resume_at=50.0)
+    assert not _feed(judge, 1.0, 2 * MAX_ANSWERS, 0.5)
+    assert judge.testing and judge.after == 0
+
+
+def test_capacity_ends_when_the_share_climbs_well_above_the_one_measured() -> None:
+    judge = RefusalJudge()
+    _feed(judge, 0.0, 200, 0.03)
+    judge.cut(resume_at=3.0)
+    _feed(judge, 3.0, MAX_ANSWERS, 0.03)
+    assert judge.capacity
+    _feed(judge, 10.0, MIN_ANSWERS * 2, 0.3, seed=2)
+    assert not judge.capacity
+
+
+def _lane(t: FakeTime) -> Lane:
+    return Lane("x", Limits(rpm=30000), clock=t.clock, sleep=t.sleep, rng=random.Random(0))
+
+
+def test_a_capacity_429_neither_pauses_the_lane_nor_cuts_its_rate() -> None:
+    t = FakeTime()
+    lane = _lane(t)
+    rate = lane.requests.per_minute_rate
+    assert not lane.refused(Ticket(0.0, 0), None, 1.0, capacity=True)
+    assert lane.pause_until == 0.0 and lane.requests.per_minute_rate == rate
+    assert (lane.stats.rate_limited, lane.stats.capacity_refused) == (1, 1)
+
+
+def _answer(lane: Lane, t: FakeTime, rng: random.Random, share: float) -> None:
+    ticket = Ticket(t.now, 0)
+    t.now += 0.003
+    if rng.random() < share:
+        lane.refused(ticket, None, 1.0)
+    else:
+        lane.accepted(ticket)
+
+
+def test_a_lane_finds_capacity_429s_and_goes_back_to_its_rate() -> None:
+    t, rng = FakeTime(), random.Random(3)
+    lane = _lane(t)
+    configured = lane.requests.per_minute_rate
+    assert configured == pytest.approx(30000 * HEADROOM)
+    while lane.stats.rate_limited == 0:
+        _answer(lane, t, rng, 0.03)
+    assert lane.pause_until > t.now  # a bare 429 is a limit's until the lane sees otherwise
+    cut = lane.requests.per_minute_rate
+    assert cut is not None and cut < configured
+    for _ in range(3000):
+        t.now = max(t.now, lane.pause_until)
+        _answer(lane, t, rng, 0.03)
+        if lane.refusals.capacity:
+            break
+    assert lane.refusals.capacity
+    assert lane.requests.per_minute_rate == pytest.approx(configured)
+    paused_until, limited = lane.pause_until, lane.stats.rate_limited
+    for _ in range(500):
+        _answer(lane, t, rng, 0.03)
+    assert lane.stats.rate_limited > limited and lane.pause_until == paused_until
+    assert lane.requests.per_minute_rate == pytest.approx(configured)
+    assert "429s taken as provider capacity" in lane.wait_cause()
+
+
+def test_headers_showing_a_limit_run_out_pause_the_lane_even_in_capacity_mode() -> None:
+    t = FakeTime()
+    lane = _lane(t)
+    lane.refusals.capacity = True
+    out = RateLimitSnapshot(remaining_requests=0, limit_requests=30000)
+    assert lane.refused(Ticket(0.0, 0), out, 2.0)
+    assert lane.pause_until >= 2.0
+
+
+def test_the_lane_says_why_it_waits() -> None:
+    t = FakeTime()
+    lane = Lane("x", Limits(breaker_threshold=2), clock=t.clock, sleep=t.sleep)
+    assert lane.wait_cause() == "running"
+    lane.stats.retry_waiting = 3
+    assert "3 waiting out their own Retry-After" in lane.wait_cause()
+    lane.pause(5.0)
+    assert lane.wait_cause().startswith("paused (rate limit")
+    t.now = 10.0
+    lane.failure()
+    lane.failure()
+    assert lane.wait_cause().startswith("circuit open")
+    lane.success()
+    lane.refused(Ticket(9.0, 0), None, 0.5)
+    t.now = 20.0
+    assert "learned rate" in lane.wait_cause()
+    lane.stop("done")
+    assert lane.wait_cause() == "stopped"
