@@ -471,9 +471,9 @@ def view(
     """Serve a read-only web page over runs: overview, calls, one call, report (docs/view.md)."""
 
     def go() -> None:
-        from evaltally.view import LOOPBACK, serve
+        from evaltally.view import LOOPBACK, is_loopback, serve
 
-        if host is not None and host != LOOPBACK:
+        if host is not None and not is_loopback(host):
             err.print(
                 f"warning: listening on {host}: anyone who can reach it reads every prompt and "
                 "answer of these runs (there is no login); the default is 127.0.0.1",
@@ -491,7 +491,6 @@ def view(
                 port=port,
                 ready_file=ready_file,
                 say=say,
-                host_checked=host is None,
             )
         )
 
