@@ -58,6 +58,9 @@ ERROR_STATUS = {
 }
 
 
+_RUNNING = {"in_progress": BatchPhase.IN_PROGRESS, "canceling": BatchPhase.CANCELLING}
+
+
 class AnthropicBatch(InlineBatch):
     kind = "anthropic"
 
@@ -97,8 +100,7 @@ class AnthropicBatch(InlineBatch):
             return bad_body(response.body, "no processing_status", response.status)
         counts = {k: as_int(as_dict(data.get("request_counts")).get(k)) for k in COUNTS}
         if state != "ended":
-            phase = BatchPhase.CANCELLING if state == "canceling" else BatchPhase.IN_PROGRESS
-            return BatchStatus(phase, state, counts)
+            return BatchStatus(_RUNNING.get(state, BatchPhase.UNKNOWN), state, counts)
         if data.get("cancel_initiated_at"):
             phase = BatchPhase.CANCELLED
         elif counts["expired"]:

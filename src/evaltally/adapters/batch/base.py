@@ -40,6 +40,8 @@ class BatchPhase(StrEnum):
     EXPIRED = "expired"
     CANCELLING = "cancelling"
     CANCELLED = "cancelled"
+    UNKNOWN = "unknown"
+    """A state word this version does not know: polled on for `unknown_state_s`, no longer."""
 
     @property
     def ended(self) -> bool:

@@ -129,7 +129,7 @@ class GeminiBatch(InlineBatch):
         if state is None:
             return bad_body(response.body, "no batch state", response.status)
         short = state.removeprefix("BATCH_STATE_").removeprefix("JOB_STATE_")
-        phase = _PHASES.get(short, BatchPhase.IN_PROGRESS)
+        phase = _PHASES.get(short, BatchPhase.UNKNOWN)
         stats = as_dict(batch.get("batchStats"))
         counts = {ours: _int(stats.get(theirs)) for theirs, ours in _COUNTS.items()}
         name = data.get("name") or batch.get("name")

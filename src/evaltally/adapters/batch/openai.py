@@ -133,7 +133,7 @@ class OpenAIBatch:
             for e in errors
         )
         return BatchStatus(
-            phase=_PHASES.get(state.lower(), BatchPhase.IN_PROGRESS),
+            phase=_PHASES.get(state.lower(), BatchPhase.UNKNOWN),
             provider_state=state,
             counts={k: as_int(counts.get(k)) for k in ("total", "completed", "failed")},
             results=refs,

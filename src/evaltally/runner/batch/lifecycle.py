@@ -16,12 +16,18 @@ from dataclasses import dataclass
 from typing import cast
 
 from evaltally.adapters.base import Endpoint
-from evaltally.adapters.batch.base import BatchAdapter, BatchStatus, LineResult, Marker
+from evaltally.adapters.batch.base import (
+    BatchAdapter,
+    BatchPhase,
+    BatchStatus,
+    LineResult,
+    Marker,
+)
 from evaltally.ledger import Ledger
 from evaltally.ledger.batches import BatchBook
 from evaltally.records import AttemptError, ErrorAction, Message, PlannedCall
 from evaltally.runner import clock as clk
-from evaltally.runner.batch.control import Control
+from evaltally.runner.batch.control import BatchControlError, Control
 from evaltally.runner.batch.cursor import ChainCursor
 from evaltally.runner.call import LaneUnit
 
@@ -77,6 +83,7 @@ class Lifecycle:
         self.book: BatchBook = ledger.batch_book()
         self.sleep = sleep
         self.poll_s = unit.model.batch.poll_s
+        self.unknown_state_s = unit.model.batch.unknown_state_s
         # One create in flight per model: after a kill, at most one batch of it can be
         # "maybe created", so finding it again by creation time and size is unambiguous.
         self._creating = asyncio.Lock()
@@ -145,6 +152,7 @@ class Lifecycle:
         provider_id = cast(str, batch.provider_id)
         request = self.adapter.status_request(self.endpoint, provider_id)
         last: str | None = None
+        unknown_for = 0.0
         while True:
             status = await self.control.call("poll", request, self.adapter.read_status)
             if status.provider_state != last:
@@ -159,6 +167,9 @@ class Lifecycle:
                 )
             if status.phase.ended:
                 return status
+            unknown_for = unknown_for + self.poll_s if status.phase is BatchPhase.UNKNOWN else 0.0
+            if unknown_for > self.unknown_state_s:
+                raise BatchControlError("poll", unknown_state(status, self.unknown_state_s))
             await self.sleep(self.poll_s)
 
     async def collect(self, batch: Batch, status: BatchStatus) -> dict[str, LineResult]:
@@ -174,3 +185,12 @@ class Lifecycle:
             for line in self.adapter.read_results(body, ids):
                 lines.setdefault(line.call_id, line)
         return lines
+
+
+def unknown_state(status: BatchStatus, waited_s: float) -> AttemptError:
+    return AttemptError(
+        ErrorAction.FAIL_CALL,
+        "unknown_batch_state",
+        f"the provider kept reporting the state {status.provider_state[:80]!r}, which this "
+        f"version does not know, for over {waited_s:g}s (batch.unknown_state_s)",
+    )
