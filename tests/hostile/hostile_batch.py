@@ -3,8 +3,9 @@ just enough of each to take one batch and answer it, with every answer a test ch
 lines that are malformed, out of order or missing, state words no API documents, result files far
 larger than any answer needs. A handler for `HostileServer`.
 
-`lines(ids)` builds the result document's records from the call ids in submission order (dicts
-become JSON lines, bytes are sent as they are); `state` is the state word of every poll;
+`lines(requests)` builds the result document's records from the requests in submission order,
+each (call id, its prompt text) (dicts become JSON lines, bytes are sent as they are); `state`
+is the state word of every poll;
 `chunks` replaces the whole result document (a stream of pieces, for sizes no test keeps in
 memory)."""
 
@@ -22,14 +23,17 @@ from hostile_server import Answer, Seen, completion
 
 from testkit import tally, write_items
 
-Lines = Callable[[list[str]], list[Any]]
+Request = tuple[str, str]
+"""(call id, the prompt's text) of one request in the batch."""
+Lines = Callable[[list[Request]], list[Any]]
+_PROMPT = re.compile(r"question \d+")
 
 
 def ok_lines(kind: str, text: str = "ok") -> Lines:
     """Every call answered `text`, each result naming its call."""
 
-    def build(ids: list[str]) -> list[Any]:
-        return [result(kind, call_id, text) for call_id in ids]
+    def build(requests: list[Request]) -> list[Any]:
+        return [result(kind, call_id, text) for call_id, _ in requests]
 
     return build
 
@@ -50,17 +54,21 @@ class BatchProvider:
     state: str | None = None
     chunks: Callable[[], Iterable[bytes]] | None = None
     headers: list[tuple[str, str]] = field(default_factory=list)
-    ids: list[str] = field(default_factory=list)
+    status_extra: dict[str, Any] = field(default_factory=dict)
+    requests: list[Request] = field(default_factory=list)
     polls: int = 0
+    created: int = 0
 
     def __call__(self, seen: Seen) -> Answer:
         path = seen.path.split("?")[0]
         if seen.method == "POST" and path.endswith("/files"):
-            self.ids = re.findall(r'"custom_id":"([^"]+)"', seen.body.decode())
+            self.requests = _requests(seen.body, r'"custom_id":"([^"]+)"')
             return _json({"id": "file-in"})
         if seen.method == "POST" and (path.endswith("/batches") or "batchGenerate" in path):
             pattern = r'"key":"([^"]+)"' if self.kind == "gemini" else r'"custom_id":"([^"]+)"'
-            self.ids = self.ids or re.findall(pattern, seen.body.decode())
+            self.created += 1
+            if self.kind != "openai":
+                self.requests = _requests(seen.body, pattern)
             return _json({"id": "batch_1", "name": "batches/b1"})
         if seen.method == "GET" and path.endswith(("/content", "/results")):
             return self._document()
@@ -72,7 +80,7 @@ class BatchProvider:
     def _document(self) -> Answer:
         if self.chunks is not None:
             return Answer(headers=self.headers, chunks=self.chunks())
-        return Answer(headers=self.headers, body=jsonl(self.lines(self.ids)))
+        return Answer(headers=self.headers, body=jsonl(self.lines(self.requests)))
 
     def _status(self) -> Answer:
         if self.kind == "openai":
@@ -83,14 +91,23 @@ class BatchProvider:
             return _json({"id": "batch_1", "processing_status": self.state or "ended"})
         op: dict[str, Any] = {
             "name": "batches/b1",
-            "metadata": {"state": self.state or "BATCH_STATE_SUCCEEDED"},
+            "metadata": {"state": self.state or "BATCH_STATE_SUCCEEDED", **self.status_extra},
         }
         if self.state is None:
             if self.chunks is not None:
                 return Answer(headers=self.headers, chunks=self.chunks())
-            records = self.lines(self.ids)
+            records = self.lines(self.requests)
             op["response"] = {"inlinedResponses": {"inlinedResponses": records}}
         return _json(op)
+
+
+def _requests(body: bytes, id_pattern: str) -> list[Request]:
+    """Each request's id and prompt, in order: the ids and prompts alternate in the body."""
+    text = body.decode()
+    ids = re.findall(id_pattern, text)
+    prompts = _PROMPT.findall(text)
+    assert len(ids) == len(prompts), (ids, prompts)
+    return list(zip(ids, prompts, strict=True))
 
 
 def jsonl(records: list[Any]) -> bytes:

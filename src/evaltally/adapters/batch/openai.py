@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -31,11 +31,19 @@ from evaltally.adapters.batch.base import (
     id_listing,
     not_run,
     read_id,
-    result_lines,
     safe_id,
 )
+from evaltally.adapters.batch.results import Unreadable, guarded, result_lines
 from evaltally.adapters.http_errors import bad_body, decode_json
-from evaltally.adapters.wire import as_dict, as_int, as_list, as_str, join_url, json_post
+from evaltally.adapters.wire import (
+    as_count,
+    as_dict,
+    as_list,
+    as_str,
+    http_status,
+    join_url,
+    json_post,
+)
 from evaltally.records import AttemptError, canonical_json
 
 CHAT_URL = "/v1/chat/completions"
@@ -135,7 +143,7 @@ class OpenAIBatch:
         return BatchStatus(
             phase=_PHASES.get(state.lower(), BatchPhase.UNKNOWN),
             provider_state=state,
-            counts={k: as_int(counts.get(k)) for k in ("total", "completed", "failed")},
+            counts={k: as_count(counts.get(k)) for k in ("total", "completed", "failed")},
             results=refs,
             detail=detail or None,
         )
@@ -162,14 +170,20 @@ class OpenAIBatch:
         url = join_url(endpoint.base_url, f"files/{safe_id(ref, 'file')}/content")
         return get(url, auth_headers(self.sync, endpoint))
 
-    def read_results(self, body: bytes, members: Sequence[str]) -> Iterator[LineResult]:
-        for call_id, raw, line in result_lines(body, members):
-            yield LineResult(call_id, raw, _outcome(line))
+    def read_results(
+        self, source: BinaryIO, members: Sequence[str]
+    ) -> Iterator[LineResult | Unreadable]:
+        for record in result_lines(source, members):
+            if isinstance(record, Unreadable):
+                yield record
+                continue
+            call_id, raw, line = record
+            yield LineResult(call_id, raw, guarded(_outcome, line, raw))
 
 
 def _outcome(line: dict[str, Any]) -> HttpResponse | AttemptError:
     response = line.get("response")
-    if isinstance(response, dict) and isinstance(response.get("status_code"), int):
+    if isinstance(response, dict) and http_status(response.get("status_code")) is not None:
         headers = {}
         if isinstance(response.get("request_id"), str):
             headers["x-request-id"] = response["request_id"]
