@@ -21,6 +21,8 @@ MAX_LINE_BYTES = 64 << 20
 """One result line holds one answer: far above any completion, far below the machine's memory."""
 MAX_DOCUMENT_BYTES = 512 << 20
 """Gemini's inline results arrive as one JSON document (its requests are capped at 20 MB)."""
+MAX_BLANK_LINES = 1_000_000
+"""A document of empty lines is not a result file; reading it line by line would take minutes."""
 _SKIP_CHUNK = 1 << 20
 
 T = TypeVar("T")
@@ -36,7 +38,7 @@ class Unreadable:
 def jsonl_records(source: BinaryIO) -> Iterator[tuple[bytes, dict[str, Any]] | Unreadable]:
     """(redacted raw line, its JSON object) of every non-blank line, or why a line is unusable.
     At most MAX_LINE_BYTES of one line are ever held."""
-    number = 0
+    number = blank = 0
     while True:
         raw = source.readline(MAX_LINE_BYTES + 1)
         if not raw:
@@ -48,6 +50,10 @@ def jsonl_records(source: BinaryIO) -> Iterator[tuple[bytes, dict[str, Any]] | U
             continue
         raw = raw.strip()
         if not raw:
+            blank += 1
+            if blank > MAX_BLANK_LINES:
+                yield Unreadable(f"over {MAX_BLANK_LINES:,} blank lines; the rest is not read")
+                return
             continue
         raw = redact_bytes(raw)
         line = decode_json(raw)
