@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import typer
 
 from evaltally.errors import ConfigError, EvaltallyError
+from evaltally.terminal import visible
 
 T = TypeVar("T")
 
@@ -20,7 +21,7 @@ def guard(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except EvaltallyError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {visible(str(exc), newlines=True)}", err=True)
         raise typer.Exit(exc.exit_code) from None
 
 

@@ -15,6 +15,7 @@ from evaltally.benchmarks.cli_common import (
     start_derived_run,
 )
 from evaltally.errors import ConfigError
+from evaltally.terminal import visible
 
 app = typer.Typer(
     help="SCAE judges: check an episode file; judge the free rollouts of a recorded CTE run.",
@@ -55,7 +56,7 @@ def check(
         ]
 
     for line in guard(run):
-        typer.echo(line)
+        typer.echo(visible(line))
 
 
 @app.command("cte-judge")
