@@ -58,8 +58,11 @@ class BatchProvider:
     requests: list[Request] = field(default_factory=list)
     polls: int = 0
     created: int = 0
+    last: Seen | None = None
+    """The request being answered (a `lines` function can echo it)."""
 
     def __call__(self, seen: Seen) -> Answer:
+        self.last = seen
         path = seen.path.split("?")[0]
         if seen.method == "POST" and path.endswith("/files"):
             self.requests = _requests(seen.body, r'"custom_id":"([^"]+)"')
