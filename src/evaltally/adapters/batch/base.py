@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import Any, BinaryIO, Protocol
 
 from evaltally.adapters.base import Endpoint, HttpAdapter, HttpRequest, HttpResponse
-from evaltally.adapters.batch.results import Unreadable
+from evaltally.adapters.batch.results import Unreadable, guarded, result_lines
 from evaltally.adapters.http_errors import bad_body, decode_json
 from evaltally.adapters.wire import as_dict, as_str
 from evaltally.errors import ProviderError
@@ -210,6 +210,20 @@ def read_id(response: HttpResponse, what: str) -> str | AttemptError:
     if "id" not in data:
         return bad_body(response.body, f"no {what} id in the answer", response.status)
     return safe_id(data["id"], what)
+
+
+def jsonl_results(
+    source: BinaryIO,
+    members: Sequence[str],
+    outcome: Callable[[dict[str, Any]], HttpResponse | AttemptError],
+) -> Iterator[LineResult | Unreadable]:
+    """The results of a JSONL result file whose lines name their call by `custom_id`."""
+    for record in result_lines(source, members):
+        if isinstance(record, Unreadable):
+            yield record
+            continue
+        call_id, raw, line = record
+        yield LineResult(call_id, raw, guarded(outcome, line, raw))
 
 
 def id_listing(response: HttpResponse) -> tuple[list[dict[str, Any]], str | None] | AttemptError:

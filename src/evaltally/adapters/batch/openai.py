@@ -29,11 +29,12 @@ from evaltally.adapters.batch.base import (
     auth_headers,
     get,
     id_listing,
+    jsonl_results,
     not_run,
     read_id,
     safe_id,
 )
-from evaltally.adapters.batch.results import Unreadable, guarded, result_lines
+from evaltally.adapters.batch.results import Unreadable
 from evaltally.adapters.http_errors import bad_body, decode_json
 from evaltally.adapters.wire import (
     as_count,
@@ -173,12 +174,7 @@ class OpenAIBatch:
     def read_results(
         self, source: BinaryIO, members: Sequence[str]
     ) -> Iterator[LineResult | Unreadable]:
-        for record in result_lines(source, members):
-            if isinstance(record, Unreadable):
-                yield record
-                continue
-            call_id, raw, line = record
-            yield LineResult(call_id, raw, guarded(_outcome, line, raw))
+        return jsonl_results(source, members, _outcome)
 
 
 def _outcome(line: dict[str, Any]) -> HttpResponse | AttemptError:
