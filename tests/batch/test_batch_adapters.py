@@ -293,6 +293,11 @@ def test_a_batch_whose_id_was_never_recorded_is_found_by_what_identifies_it(kind
         }
         want = "batches/new"
     assert adapter.find(HttpResponse(200, {}, orjson.dumps(listing)), ours) == (want, None)
+    # An id that is a list (unhashable) is no candidate, not a traceback (issue 23, item 3).
+    entries = listing.get("data") or listing["operations"]
+    for entry in entries:
+        entry["id" if "id" in entry else "name"] = [entry.get("id") or entry.get("name")]
+    assert adapter.find(HttpResponse(200, {}, orjson.dumps(listing)), ours)[0] is None
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic", "gemini"])

@@ -125,11 +125,12 @@ class AnthropicBatch(InlineBatch):
         for batch in batches:
             created = _timestamp(batch.get("created_at"))
             total = sum(as_count(as_dict(batch.get("request_counts")).get(k)) for k in COUNTS)
-            ident = batch.get("id")
+            ident = as_str(batch.get("id"))
             if (
                 created is not None
                 and created >= marker.not_before
                 and total == marker.requests
+                and ident is not None
                 and ident not in marker.known
             ):
                 candidates.append((created, safe_id(ident, "batch")))

@@ -153,8 +153,9 @@ class GeminiBatch(InlineBatch):
             return bad_body(response.body, "no batch list", response.status)
         for op in map(as_dict, as_list(data.get("operations") or data.get("batches"))):
             batch = as_dict(op.get("metadata")) or op
-            name = op.get("name") or batch.get("name")
-            if batch.get("displayName") == marker.batch_key and name not in marker.known:
+            name = as_str(op.get("name")) or as_str(batch.get("name"))
+            ours = batch.get("displayName") == marker.batch_key
+            if ours and name is not None and name not in marker.known:
                 return _name(name), None
         return None, as_str(data.get("nextPageToken")) or None
 

@@ -163,8 +163,9 @@ class OpenAIBatch:
         for batch in batches:
             ours = as_dict(batch.get("metadata")).get(METADATA_KEY) == marker.batch_key
             same_file = marker.file_id is not None and batch.get("input_file_id") == marker.file_id
-            if (ours or same_file) and batch.get("id") not in marker.known:
-                return safe_id(batch.get("id"), "batch"), None
+            ident = as_str(batch.get("id"))
+            if (ours or same_file) and ident is not None and ident not in marker.known:
+                return safe_id(ident, "batch"), None
         return None, next_page
 
     def download_request(self, endpoint: Endpoint, provider_id: str, ref: str) -> HttpRequest:
