@@ -47,19 +47,31 @@ def export_rows(run_dir: Path) -> list[dict[str, object]]:
     return sorted(rows, key=lambda r: str(r["item_id"]))
 
 
+# A child's peak RSS includes what it held before exec: a fork of a large pytest process
+# would count as `tally`'s. So a small launcher starts `tally` and reports its wait4 figure.
+LAUNCHER = """
+import os, subprocess, sys
+proc = subprocess.Popen([sys.executable, "-m", "evaltally", *sys.argv[1:]],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, usage = os.wait4(proc.pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+
+
 def peak_rss_kb(args: list[str], cwd: Path) -> tuple[int, int]:
     """(exit status, peak RSS in KiB) of `tally ARGS` run to its end."""
     env = {**os.environ, **CREDENTIAL_ENV}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evaltally", *args],
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, *args],
         cwd=cwd,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
     )
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_maxrss
+    code, peak = done.stdout.split()
+    return int(code), int(peak)
 
 
 def test_a_huge_result_file_is_read_in_bounded_memory(tmp_path: Path) -> None:
