@@ -14,10 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
+import pytest
 from hostile_batch import BatchProvider, Request, batch_config, jsonl, ok_lines, result
 from hostile_kit import CREDENTIAL_ENV
-from hostile_server import HostileServer
+from hostile_server import Answer, HostileServer
 
+from evaltally.adapters.base import HttpRequest
+from evaltally.runner.transport import AiohttpTransport, TransportFailure
 from testkit import tally
 
 PAD_BYTES = 400 << 20
@@ -87,3 +90,22 @@ def test_a_huge_result_file_is_read_in_bounded_memory(tmp_path: Path) -> None:
     assert peak_kb < RSS_BOUND_KB, f"peak RSS {peak_kb / 1024:.0f} MB"
     assert not list((tmp_path / "runs" / "hb").glob(".batch-*"))  # the temporary file is gone
     print(f"peak RSS of tally run: {peak_kb / 1024:.0f} MB")
+
+
+async def test_a_result_file_over_the_cap_stops_with_the_reason(tmp_path: Path) -> None:
+    """The cap counts decompressed bytes as they are written: a bomb stops at the cap."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    bomb = b"".join([packer.compress(bytes(64 << 20)), packer.flush()])
+    answer = Answer(headers=[("content-encoding", "gzip")], body=bomb)
+    transport = AiohttpTransport()
+    with HostileServer(lambda seen: answer) as server, (tmp_path / "sink").open("w+b") as sink:
+        request = HttpRequest("GET", server.base_url + "/v1/files/f/content", b"")
+        try:
+            with pytest.raises(TransportFailure) as info:
+                await transport.send_to_file(request, 20.0, 1 << 20, sink)
+        finally:
+            await transport.close()
+        written = sink.tell()
+    assert info.value.error_class == "response_too_large" and info.value.retry is False
+    assert "file over 1,048,576 bytes (decompressed)" in info.value.detail
+    assert written <= 1 << 20

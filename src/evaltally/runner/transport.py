@@ -153,6 +153,21 @@ async def decoded_chunks(resp: aiohttp.ClientResponse, limit: int) -> AsyncItera
         raise TransportFailure("payload", f"corrupt {encoding} response body: {exc}") from exc
 
 
+async def _to_file(resp: aiohttp.ClientResponse, limit: int, sink: BinaryIO) -> None:
+    try:
+        async for piece in decoded_chunks(resp, limit):
+            sink.write(piece)
+    except TransportFailure as exc:
+        if exc.error_class != "response_too_large":
+            raise
+        raise TransportFailure(
+            "response_too_large",
+            f"file over {limit:,} bytes (decompressed); not read further: split the sweep into "
+            "smaller batches ([models.batch] max_requests)",
+            retry=False,
+        ) from exc
+
+
 def _redacted_headers(raw: Mapping[str, str]) -> dict[str, str]:
     """Header names lower-cased, values redacted. A value holding a credential makes the values
     joined hold it too, so one search over the joined values clears them all at once; only
@@ -212,8 +227,7 @@ class AiohttpTransport:
                 timeout=aiohttp.ClientTimeout(total=timeout_s),
             ) as resp:
                 if sink is not None and 200 <= resp.status <= 299:
-                    async for piece in decoded_chunks(resp, max_body_bytes):
-                        sink.write(piece)
+                    await _to_file(resp, max_body_bytes, sink)
                     body = b""
                 else:
                     body = await read_bounded(resp, max_body_bytes)
