@@ -21,7 +21,7 @@ from evaltally.adapters.batch.base import (
     Marker,
     split,
 )
-from evaltally.adapters.batch.results import Unreadable
+from evaltally.adapters.batch.results import Unreadable, array_spans, read_span
 from evaltally.errors import ProviderError
 from evaltally.records import AttemptError, Completion, ErrorAction
 
@@ -324,3 +324,21 @@ def test_presets_with_a_batch_api_carry_documented_limits_and_discounts() -> Non
     anthropic = BATCH_SUPPORT["anthropic"].limits
     assert (anthropic.max_requests, anthropic.max_bytes) == (100_000, 256_000_000)
     assert BATCH_SUPPORT["gemini"].limits.max_bytes == 20_000_000
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 2, 3, 7, 4096])
+def test_gemini_answers_are_found_in_a_stream_whatever_the_chunk_size(chunk_bytes: int) -> None:
+    """The scan that finds the inline answers without holding the document: strings holding
+    brackets, quotes and backslashes, nested arrays, a key named like the path as a value."""
+    tricky = {"t": 'a\\"]}{,\\', "n": [1, {"y": "}"}]}
+    answers = [{"response": tricky, "metadata": {"key": "k1"}}, {"error": {"code": 3}}, None]
+    doc = {
+        "name": "batches/x",
+        "metadata": {"state": "S", "note": "inlinedResponses"},
+        "response": {"inlinedResponses": {"inlinedResponses": answers}, "after": [{"z": 1}]},
+    }
+    source = io.BytesIO(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    path = (b"inlinedResponses", b"inlinedResponses")
+    spans = array_spans(source, path, chunk_bytes)
+    read = [read_span(source, n, span) for n, span in enumerate(spans, 1)]
+    assert [r[1] for r in read if not isinstance(r, Unreadable)] == answers[:2]

@@ -33,7 +33,7 @@ from evaltally.adapters.batch.base import (
     get,
     not_run,
 )
-from evaltally.adapters.batch.results import Unreadable, guarded, whole_document
+from evaltally.adapters.batch.results import Unreadable, array_spans, guarded, read_span
 from evaltally.adapters.http_errors import bad_body, decode_json
 from evaltally.adapters.wire import as_count, as_dict, as_list, as_str, http_status, join_url
 from evaltally.errors import ProviderError
@@ -165,32 +165,42 @@ class GeminiBatch(InlineBatch):
     def read_results(
         self, source: BinaryIO, members: Sequence[str]
     ) -> Iterator[LineResult | Unreadable]:
-        document = whole_document(source)
-        data = as_dict(decode_json(document))
-        output = as_dict(data.get("response")) or as_dict(
-            as_dict(data.get("metadata")).get("output")
-        )
-        responses = as_list(as_dict(output.get("inlinedResponses")).get("inlinedResponses"))
-        items = list(map(as_dict, responses))
-        keys = [as_dict(item.get("metadata")).get("key") for item in items]
-        if not any(key is not None for key in keys) and len(items) == len(members):
+        spans = _answers(source)
+        # Two passes, one answer in memory at a time: the keys first (is the order needed?).
+        keys: list[object] = [_key(read_span(source, n, span)) for n, span in enumerate(spans, 1)]
+        if not any(key is not None for key in keys) and len(spans) == len(members):
             # No key echoed at all: the documented request order is the only identity, and it
             # is used only when every request has exactly one answer.
             keys = list(members)
         wanted = set(members)
         unmatched = 0
-        for key, item in zip(keys, items, strict=True):
-            raw = orjson.dumps(item)
-            if isinstance(key, str) and key in wanted:
-                yield LineResult(key, raw, guarded(_outcome, item, raw))
-            elif key is None or not isinstance(key, str):
+        for number, (key, span) in enumerate(zip(keys, spans, strict=True), 1):
+            item = read_span(source, number, span)
+            if isinstance(item, Unreadable):
+                yield item
+            elif isinstance(key, str) and key in wanted:
+                raw, answer = item
+                yield LineResult(key, raw, guarded(_outcome, answer, raw))
+            elif not isinstance(key, str):
                 unmatched += 1
         if unmatched:
             yield Unreadable(
-                f"{unmatched} of {len(items)} inline results for {len(members)} requests carry "
-                "no usable request key; they are not matched by position (the count does not prove "
-                "the order), so their calls are sent again"
+                f"{unmatched} of {len(spans)} inline results for {len(members)} requests carry "
+                "no usable request key; they are not matched by position (the count does not "
+                "prove the order), so their calls are sent again"
             )
+
+
+def _answers(source: BinaryIO) -> list[tuple[int, int]]:
+    """The byte spans of the answers: under `response` (the operation's result) or, as some
+    versions nest it, `metadata.output`; both are `inlinedResponses.inlinedResponses`."""
+    return array_spans(source, (b"inlinedResponses", b"inlinedResponses"))
+
+
+def _key(item: tuple[bytes, dict[str, Any]] | Unreadable) -> object:
+    if isinstance(item, Unreadable):
+        return None
+    return as_dict(item[1].get("metadata")).get("key")
 
 
 def _outcome(item: dict[str, Any]) -> HttpResponse | AttemptError:
