@@ -23,13 +23,13 @@ from typing import Any, TextIO, TypeVar, cast
 
 import orjson
 import typer
-from rich.console import Console
 from rich.text import Text
 
 from evaltally import startup
 from evaltally.cli_group import RootGroup
 from evaltally.errors import EvaltallyError
 from evaltally.redact import RedactingStream
+from evaltally.terminal import VisibleConsole
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -52,10 +52,10 @@ app = typer.Typer(
 )
 # Markup off: provider messages, model keys (`gpt-4o[t=0]`) and item ids are printed as text,
 # never interpreted; the few styled labels are built as Text (`_labelled`).
-out = Console(
+out = VisibleConsole(
     soft_wrap=True, width=None if sys.stdout.isatty() else 200, markup=False, highlight=False
 )
-err = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)
+err = VisibleConsole(stderr=True, soft_wrap=True, markup=False, highlight=False)
 
 T = TypeVar("T")
 
@@ -475,9 +475,9 @@ def view(
     """Serve a read-only web page over runs: overview, calls, one call, report (docs/view.md)."""
 
     def go() -> None:
-        from evaltally.view import LOOPBACK, serve
+        from evaltally.view import LOOPBACK, is_loopback, serve
 
-        if host is not None and host != LOOPBACK:
+        if host is not None and not is_loopback(host):
             err.print(
                 f"warning: listening on {host}: anyone who can reach it reads every prompt and "
                 "answer of these runs (there is no login); the default is 127.0.0.1",
@@ -495,7 +495,6 @@ def view(
                 port=port,
                 ready_file=ready_file,
                 say=say,
-                host_checked=host is None,
             )
         )
 

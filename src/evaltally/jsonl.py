@@ -20,9 +20,17 @@ T = TypeVar("T")
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 """Far above any item (a CTE scenario with its whole service source is about 20 KB)."""
+MAX_BLANK_LINES = 1_000_000
+"""Blank and comment lines allowed in one file: a gzip of nothing but line breaks (a few MB on
+disk, billions of lines) would otherwise keep a command busy for minutes."""
+MAX_READ_BYTES = 16 * 1024**3
+"""Bytes read from one input (decompressed, for `.gz`), far above any benchmark's data."""
 
 
 def _open(path: Path) -> IO[bytes]:
+    if path.exists() and not path.is_file():
+        # A FIFO or device would block or never end.
+        raise OSError(f"{path} is not a regular file")
     if path.name.endswith(".gz"):
         return cast(IO[bytes], gzip.open(path, "rb"))
     return path.open("rb")
@@ -37,6 +45,7 @@ def read_jsonl(
         fh = _open(path)
     except OSError as exc:
         raise DataError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from exc
+    blank = read = 0
     try:
         with fh:
             for lineno, line in enumerate(_lines(fh, max_line_bytes), 1):
@@ -46,8 +55,17 @@ def read_jsonl(
                         f"record of the {what} must be one line of JSON (a file without line "
                         "breaks?)"
                     )
+                read += len(line)
+                if read > MAX_READ_BYTES:
+                    raise DataError(f"{path}: over {MAX_READ_BYTES:,} bytes decompressed")
                 stripped = line.strip()
                 if not stripped or stripped.startswith(b"#"):
+                    blank += 1
+                    if blank > MAX_BLANK_LINES:
+                        raise DataError(
+                            f"{path}:{lineno}: over {MAX_BLANK_LINES:,} blank or comment lines; "
+                            f"not a {what} (padded or damaged?)"
+                        )
                     continue
                 try:
                     yield lineno, orjson.loads(line)

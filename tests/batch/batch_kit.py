@@ -4,6 +4,7 @@ provider on 127.0.0.1, and write sweep configs whose models run in batch mode.""
 from __future__ import annotations
 
 import asyncio
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 from evaltally.adapters import http_adapter
 from evaltally.adapters.base import Endpoint, HttpAdapter, HttpResponse
 from evaltally.adapters.batch import batch_adapter
-from evaltally.adapters.batch.base import BatchAdapter, BatchItem, BatchStatus
+from evaltally.adapters.batch.base import BatchAdapter, BatchItem, BatchStatus, LineResult
 from evaltally.records import AttemptError, Completion
 from evaltally.runner.transport import AiohttpTransport
 
@@ -90,7 +91,8 @@ class Driven:
             answer = await self.send(
                 self.adapter.download_request(self.endpoint, self.provider_id, ref)
             )
-            for line in self.adapter.read_results(answer.body, ids):
+            for line in self.adapter.read_results(io.BytesIO(answer.body), ids):
+                assert isinstance(line, LineResult), line
                 outcome = line.outcome
                 out[line.call_id] = (
                     self.sync.parse_response(outcome)

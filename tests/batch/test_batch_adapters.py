@@ -4,6 +4,7 @@ hostile ids never reach a URL."""
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 import orjson
@@ -12,7 +13,15 @@ import pytest
 from evaltally.adapters import http_adapter
 from evaltally.adapters.base import Endpoint, HttpResponse
 from evaltally.adapters.batch import BATCH_SUPPORT, batch_adapter, batch_support
-from evaltally.adapters.batch.base import BatchItem, BatchLimits, BatchPhase, Marker, split
+from evaltally.adapters.batch.base import (
+    BatchItem,
+    BatchLimits,
+    BatchPhase,
+    LineResult,
+    Marker,
+    split,
+)
+from evaltally.adapters.batch.results import Unreadable, array_spans, read_span
 from evaltally.errors import ProviderError
 from evaltally.records import AttemptError, Completion, ErrorAction
 
@@ -167,10 +176,9 @@ def test_openai_lines_are_classified_like_synchronous_answers() -> None:
         {"custom_id": "stranger", "response": {"status_code": 200, "body": {}}},
     ]
     body = b"\n".join(orjson.dumps(x) for x in lines) + b"\nnot json\n"
-    got = {
-        line.call_id: _classified("openai", line)
-        for line in adapter.read_results(body, ["a", "b", "c", "d"])
-    }
+    read = list(adapter.read_results(io.BytesIO(body), ["a", "b", "c", "d"]))
+    assert read[-1] == Unreadable("result line 6 is not a JSON object")
+    got = {line.call_id: _classified("openai", line) for line in read[:-1]}
     assert isinstance(got["a"], Completion) and got["a"].text == "hi" and got["a"].request_id == "r"
     assert isinstance(got["b"], AttemptError) and got["b"].action is ErrorAction.FAIL_CALL
     assert got["b"].error_class == "http_400"
@@ -195,7 +203,8 @@ def test_anthropic_result_types_map_to_completion_fail_and_retry() -> None:
     ]
     body = b"\n".join(orjson.dumps(x) for x in lines)
     got = {
-        x.call_id: _classified("anthropic", x) for x in adapter.read_results(body, list("abcde"))
+        x.call_id: _classified("anthropic", x)
+        for x in adapter.read_results(io.BytesIO(body), list("abcde"))
     }
     assert isinstance(got["a"], Completion) and got["a"].text == "yo"
     actions = {k: v.action for k, v in got.items() if isinstance(v, AttemptError)}
@@ -207,7 +216,7 @@ def test_anthropic_result_types_map_to_completion_fail_and_retry() -> None:
     }
 
 
-def test_gemini_answers_without_metadata_map_by_position() -> None:
+def test_gemini_answers_without_metadata_map_by_position_only_when_complete() -> None:
     _, adapter, _ = _setup("gemini")
     answers = [
         {"response": _answer("gemini", "one")},
@@ -220,12 +229,16 @@ def test_gemini_answers_without_metadata_map_by_position() -> None:
         "done": True,
         "response": {"inlinedResponses": {"inlinedResponses": answers}},
     }
-    lines = list(adapter.read_results(orjson.dumps(operation), ["a", "b", "c", "d"]))
-    got = {x.call_id: _classified("gemini", x) for x in lines}
+    lines = list(adapter.read_results(io.BytesIO(orjson.dumps(operation)), list("abcd")))
+    got = {x.call_id: _classified("gemini", x) for x in lines if isinstance(x, LineResult)}
     assert isinstance(got["a"], Completion) and got["a"].text == "one"
     assert isinstance(got["b"], AttemptError) and got["b"].action is ErrorAction.FAIL_CALL
     assert isinstance(got["c"], AttemptError) and got["c"].error_class == "batch_cancelled"
     assert isinstance(got["d"], AttemptError) and got["d"].action is ErrorAction.RETRY
+    # One answer short: the order no longer proves which answer is whose, so none is attached.
+    lines = list(adapter.read_results(io.BytesIO(orjson.dumps(operation)), list("abcde")))
+    assert len(lines) == 1 and isinstance(lines[0], Unreadable)
+    assert "4 of 4 inline results for 5 requests carry no usable request key" in lines[0].reason
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic", "gemini"])
@@ -280,6 +293,11 @@ def test_a_batch_whose_id_was_never_recorded_is_found_by_what_identifies_it(kind
         }
         want = "batches/new"
     assert adapter.find(HttpResponse(200, {}, orjson.dumps(listing)), ours) == (want, None)
+    # An id that is a list (unhashable) is no candidate, not a traceback (issue 23, item 3).
+    entries = listing.get("data") or listing["operations"]
+    for entry in entries:
+        entry["id" if "id" in entry else "name"] = [entry.get("id") or entry.get("name")]
+    assert adapter.find(HttpResponse(200, {}, orjson.dumps(listing)), ours)[0] is None
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic", "gemini"])
@@ -306,3 +324,21 @@ def test_presets_with_a_batch_api_carry_documented_limits_and_discounts() -> Non
     anthropic = BATCH_SUPPORT["anthropic"].limits
     assert (anthropic.max_requests, anthropic.max_bytes) == (100_000, 256_000_000)
     assert BATCH_SUPPORT["gemini"].limits.max_bytes == 20_000_000
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 2, 3, 7, 4096])
+def test_gemini_answers_are_found_in_a_stream_whatever_the_chunk_size(chunk_bytes: int) -> None:
+    """The scan that finds the inline answers without holding the document: strings holding
+    brackets, quotes and backslashes, nested arrays, a key named like the path as a value."""
+    tricky = {"t": 'a\\"]}{,\\', "n": [1, {"y": "}"}]}
+    answers = [{"response": tricky, "metadata": {"key": "k1"}}, {"error": {"code": 3}}, None]
+    doc = {
+        "name": "batches/x",
+        "metadata": {"state": "S", "note": "inlinedResponses"},
+        "response": {"inlinedResponses": {"inlinedResponses": answers}, "after": [{"z": 1}]},
+    }
+    source = io.BytesIO(orjson.dumps(doc, option=orjson.OPT_INDENT_2))
+    path = (b"inlinedResponses", b"inlinedResponses")
+    spans = array_spans(source, path, chunk_bytes)
+    read = [read_span(source, n, span) for n, span in enumerate(spans, 1)]
+    assert [r[1] for r in read if not isinstance(r, Unreadable)] == answers[:2]

@@ -4,12 +4,15 @@ hostile server (hostile_server.py; a `with` block starts and always stops it).""
 
 from __future__ import annotations
 
+import base64
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import orjson
+from hostile_server import Seen
 
 from testkit import tally, write_items
 
@@ -48,6 +51,27 @@ PROVIDERS = {
     "gemini": ("", 'api_key_env = "HOSTILE_GEMINI_KEY"'),
     "bedrock": ("", 'region = "us-east-1"'),
 }
+
+SENT_CREDENTIALS = ("authorization", "x-api-key", "x-goog-api-key", "x-amz-security-token")
+"""The headers that carry a credential, one per provider kind."""
+
+
+def echo_of(seen: Seen) -> str:
+    """Every header value the server received, as is and in the encodings servers use."""
+    pieces = []
+    # credentials first, so they fall inside the part of a message an error detail keeps
+    for name, value in sorted(seen.headers.items(), key=lambda h: h[0] not in SENT_CREDENTIALS):
+        raw = value.encode()
+        pieces += [
+            f"{name}={value}",
+            f"b64={base64.b64encode(raw).decode()}",
+            f"basic={base64.b64encode(b'user:' + raw).decode()}",
+            f"url={quote(value, safe='')}",
+            f"upper={value.upper()}",
+            f"clipped={value[:16]}...{value[-16:]}",
+        ]
+    return "; ".join(pieces)
+
 
 LIMITS = (
     "concurrency = 1\nmax_attempts = 2\nbackoff_initial_s = 0.01\nbackoff_max_s = 0.05\n"

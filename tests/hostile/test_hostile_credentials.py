@@ -3,16 +3,16 @@ and none reaches a file or an output (issue 8, items 7, 8 and 10)."""
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from hostile_kit import (
     CREDENTIAL_ENV,
     PROXY_TOKEN,
     SECRETS,
+    SENT_CREDENTIALS,
     Model,
+    echo_of,
     every_provider,
     run_and_inspect,
     write_hostile_config,
@@ -21,8 +21,6 @@ from hostile_server import Answer, HostileServer, Seen, completion, error_body
 from secret_scan import scan
 
 from testkit import tally
-
-SENT_CREDENTIALS = ("authorization", "x-api-key", "x-goog-api-key", "x-amz-security-token")
 
 
 @pytest.mark.parametrize("status", [302, 307])
@@ -50,23 +48,6 @@ def test_a_redirect_fails_the_call_and_no_credential_reaches_the_other_origin(
     assert "redirects are never followed" in result.stderr
 
 
-def _echo(seen: Seen) -> str:
-    """Every header value the server received, as is and in the encodings servers use."""
-    pieces = []
-    # credentials first, so they fall inside the part of a message an error detail keeps
-    for name, value in sorted(seen.headers.items(), key=lambda h: h[0] not in SENT_CREDENTIALS):
-        raw = value.encode()
-        pieces += [
-            f"{name}={value}",
-            f"b64={base64.b64encode(raw).decode()}",
-            f"basic={base64.b64encode(b'user:' + raw).decode()}",
-            f"url={quote(value, safe='')}",
-            f"upper={value.upper()}",
-            f"clipped={value[:16]}...{value[-16:]}",
-        ]
-    return "; ".join(pieces)
-
-
 def _echo_headers(seen: Seen) -> list[tuple[str, str]]:
     # Request-id headers are stored in the ledger; www-authenticate is printed by some clients.
     values = [v for h, v in seen.headers.items() if h in SENT_CREDENTIALS]
@@ -79,7 +60,7 @@ def _echo_headers(seen: Seen) -> list[tuple[str, str]]:
 def echo_everything(seen: Seen) -> Answer:
     """An answer, a 500 or a 401 (by the model the config asked for), each echoing every
     credential the request carried, in its body and its headers."""
-    echo, headers = _echo(seen), _echo_headers(seen)
+    echo, headers = echo_of(seen), _echo_headers(seen)
     if seen.mentions("echo-ok"):
         return Answer(headers=headers, body=completion(seen.dialect, f"you sent: {echo}"))
     status = 500 if seen.mentions("echo-500") else 401
@@ -92,7 +73,7 @@ def test_a_provider_echoing_every_credential_leaves_no_trace_of_any(tmp_path: Pa
         config = write_hostile_config(tmp_path, server.base_url, models)
         session = run_and_inspect(config)
 
-    echoed = " ".join(_echo(seen) for seen in server.requests)
+    echoed = " ".join(echo_of(seen) for seen in server.requests)
     assert all(secret in echoed for name, secret in SECRETS.items() if name != "aws secret key")
     leaks = scan(SECRETS, run_dir=session.run_dir, export=session.export, **session.outputs)
     assert leaks == []

@@ -217,11 +217,11 @@ def test_refuses_a_directory_that_is_not_a_run(tmp_path: Path) -> None:
 
 
 def test_explicit_host_warns(cte_run: Path, tmp_path: Path) -> None:
-    view = start_view(tmp_path / "ready", cte_run, extra=("--host", "127.0.0.2"))
+    view = start_view(tmp_path / "ready", cte_run, extra=("--host", "0.0.0.0"))
     try:
-        assert view.url.startswith("http://127.0.0.2:")
+        assert view.url.startswith("http://0.0.0.0:")
         assert view.get("/api/runs")[0] == 200
     finally:
         stderr = stop(view.proc)
-    assert "warning: listening on 127.0.0.2" in stderr
+    assert "warning: listening on 0.0.0.0" in stderr
     assert view.proc.returncode == 0

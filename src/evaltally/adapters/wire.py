@@ -90,6 +90,25 @@ def as_int(value: object) -> int:
     return value
 
 
+MAX_COUNT = 2**53
+"""A provider's count is kept below this: exact as a float, storable in SQLite and JSON."""
+
+
+def as_count(value: object) -> int:
+    """A count from provider JSON: a non-negative int or, as proto3 JSON sends 64-bit integers,
+    a string of ASCII digits; at most MAX_COUNT. Anything else ("²", "1e9", a list) is 0."""
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 20:
+        value = int(value)
+    return min(as_int(value), MAX_COUNT)
+
+
+def http_status(value: object) -> int | None:
+    """`value` if it is an HTTP status code (an int 100..599), else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599:
+        return value
+    return None
+
+
 def as_str(value: object) -> str | None:
     """`value` if it is a string, else None."""
     return value if isinstance(value, str) else None

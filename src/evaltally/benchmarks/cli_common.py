@@ -10,7 +10,9 @@ from typing import Any, TypeVar
 
 import typer
 
+from evaltally.config.checks import check_run_name
 from evaltally.errors import ConfigError, EvaltallyError
+from evaltally.terminal import visible
 
 T = TypeVar("T")
 
@@ -20,7 +22,7 @@ def guard(fn: Callable[[], T]) -> T:
     try:
         return fn()
     except EvaltallyError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {visible(str(exc), newlines=True)}", err=True)
         raise typer.Exit(exc.exit_code) from None
 
 
@@ -30,7 +32,15 @@ def derived_run_dir(parent: Path, out: Path | None, name: str | None, suffix: st
     if out is not None and name is not None:
         raise EvaltallyError("give either -o/--out or --name, not both")
     if out is not None:
+        if out.exists() and not out.is_dir():
+            raise ConfigError(f"-o {out}", "", "exists and is not a directory (-o names a run)")
         return out
+    if name is not None:
+        # A name, never a path: `--name ../x` would write outside the parent's directory.
+        try:
+            check_run_name(Path("--name"), name)
+        except ConfigError as exc:
+            raise ConfigError(f"--name {name!r}", "", exc.reason) from None
     return Path(parent).resolve().parent / (name or f"{Path(parent).resolve().name}-{suffix}")
 
 

@@ -13,6 +13,9 @@ MODES = ("sync", "batch")
 BATCH_FALLBACKS = ("none", "sync")
 BATCH_MODEL_KEYS = ("mode", "batch_fallback", "batch")
 """The keys of a `[[models]]` entry read here."""
+POLL_RANGE_S = (0.01, 3600.0)
+"""Faster polls only spend the provider's rate limit; slower ones leave results waiting hours."""
+UNKNOWN_STATE_RANGE_S = (0.0, 7 * 86400.0)
 
 
 def batch_price(price: Price | None, discount: float | None) -> Price | None:
@@ -49,7 +52,7 @@ def batch_settings(
             sec.path, sec.key("batch_fallback"), f"must be one of {', '.join(BATCH_FALLBACKS)}"
         )
     tuning = Section(sec.path, sec.key("batch"), sec.get("batch", dict, {}))
-    tuning.only({"poll_s", "max_requests", "max_bytes", "discount"})
+    tuning.only({"poll_s", "unknown_state_s", "max_requests", "max_bytes", "discount"})
     limits = support.limits
     settings = BatchSettings(
         kind=support.kind,
@@ -58,7 +61,10 @@ def batch_settings(
         discount=tuning.positive("discount", NUMBER, support.discount),
         list_price=price,
         fallback=fallback,
-        poll_s=tuning.positive("poll_s", NUMBER, BatchSettings.poll_s),
+        poll_s=_within(tuning, "poll_s", BatchSettings.poll_s, POLL_RANGE_S),
+        unknown_state_s=_within(
+            tuning, "unknown_state_s", BatchSettings.unknown_state_s, UNKNOWN_STATE_RANGE_S
+        ),
     )
     for name, cap in (("max_requests", limits.max_requests), ("max_bytes", limits.max_bytes)):
         if getattr(settings, name) > cap:
@@ -68,3 +74,13 @@ def batch_settings(
     if settings.discount is not None and settings.discount > 1:
         raise ConfigError(sec.path, tuning.key("discount"), "is a fraction of the list price: <= 1")
     return mode, settings
+
+
+def _within(sec: Section, name: str, default: float, bounds: tuple[float, float]) -> float:
+    value = float(sec.number(name, NUMBER, default))
+    low, high = bounds
+    if not low <= value <= high:
+        raise ConfigError(
+            sec.path, sec.key(name), f"must be between {low:g} and {high:g} seconds, got {value:g}"
+        )
+    return value

@@ -55,6 +55,9 @@ class BatchSettings:
     """What a call costs when it falls back to the synchronous API."""
     fallback: str = "none"
     poll_s: float = 30.0
+    unknown_state_s: float = 3600.0
+    """How long a state word this version does not know is polled before the batch is given up
+    on (left open for `tally resume`, the lane stopped with the word)."""
 
 
 @dataclass(frozen=True)

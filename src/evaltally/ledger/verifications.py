@@ -69,7 +69,25 @@ def latest_verdicts(run_dir: Path) -> dict[str, dict[str, object]]:
         raise translate(exc, path, "read the verdicts") from exc
     finally:
         conn.close()
+    return {cid: _verdict(st, detail, reason, ver) for cid, st, detail, reason, ver in rows}
+
+
+def call_verdict(conn: sqlite3.Connection, call_id: str) -> dict[str, object] | None:
+    """One call's newest verdict (as `latest_verdicts` gives it), or None."""
+    if not has_table(conn):
+        return None
+    row = conn.execute(
+        "SELECT status, detail_json, reason, verifier FROM verifications WHERE call_id = ?"
+        " ORDER BY seq DESC LIMIT 1",
+        (call_id,),
+    ).fetchone()
+    return None if row is None else _verdict(*row)
+
+
+def _verdict(status: str, detail: str, reason: str | None, verifier: str) -> dict[str, object]:
     return {
-        cid: {"status": st, "detail": orjson.loads(detail), "reason": reason, "verifier": ver}
-        for cid, st, detail, reason, ver in rows
+        "status": status,
+        "detail": orjson.loads(detail),
+        "reason": reason,
+        "verifier": verifier,
     }

@@ -46,6 +46,28 @@ def unbacked_answers(conn: sqlite3.Connection) -> Iterator[str]:
                 f"{where}: its raw_text is not the text of the call's successful response "
                 "body — the recorded answer is not the one the provider sent"
             )
+            continue
+        echoed = echoed_call(body)
+        if echoed is not None and echoed != call_id:
+            yield (
+                f"{where}: answered from a batch result line that names call "
+                f"{echoed[:8]}… — the answer was recorded for the wrong call"
+            )
+
+
+def echoed_call(body: bytes) -> str | None:
+    """The call id a batch result line names (`custom_id`, Gemini's `metadata.key`), if any."""
+    if not body.startswith(b"{") or (b'"custom_id"' not in body and b'"key"' not in body):
+        return None
+    try:
+        line = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(line, dict):
+        return None
+    metadata = line.get("metadata")
+    echoed = line.get("custom_id") or (metadata.get("key") if isinstance(metadata, dict) else None)
+    return echoed if isinstance(echoed, str) else None
 
 
 def holds_text(body: bytes, text: str) -> bool:

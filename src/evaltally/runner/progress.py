@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TextIO
 from evaltally.runner import clock as clk
 from evaltally.runner.lane import Lane
 from evaltally.runner.lane_states import WRITE_EVERY_S, clear_lane_states, write_lane_states
+from evaltally.terminal import visible
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -110,11 +111,12 @@ class ProgressReporter:
 
     async def _live(self) -> None:
         # Loaded on a terminal only: a run logging to a file or pipe never draws the table.
-        from rich.console import Console
         from rich.live import Live
 
+        from evaltally.terminal import VisibleConsole
+
         # Markup off: lane names are model keys, user text (`gpt-4o[t=0]`).
-        console = Console(file=self.stream, markup=False, highlight=False)
+        console = VisibleConsole(file=self.stream, markup=False, highlight=False)
         with Live(render_table(self.lanes), console=console, refresh_per_second=4) as live:
             while not await self._tick(0.25):
                 live.update(render_table(self.lanes))
@@ -127,4 +129,4 @@ class ProgressReporter:
 
     def _print_lines(self) -> None:
         for name, lane in self.lanes.items():
-            print(log_line(name, lane), file=self.stream, flush=True)
+            print(visible(log_line(name, lane)), file=self.stream, flush=True)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import io
 import zlib
-from collections.abc import Mapping
-from typing import Protocol
+from collections.abc import AsyncIterator, Mapping
+from typing import BinaryIO, Protocol
 
 import aiohttp
 
@@ -55,6 +55,14 @@ class Transport(Protocol):
     async def send(
         self, request: HttpRequest, timeout_s: float, max_body_bytes: int
     ) -> HttpResponse: ...
+
+    async def send_to_file(
+        self, request: HttpRequest, timeout_s: float, max_body_bytes: int, sink: BinaryIO
+    ) -> HttpResponse:
+        """Like `send`, but a 2xx body is written (decoded, unredacted) to `sink` as it arrives
+        and the response's body is empty: for batch result files, which must not be held in
+        memory. Other answers carry their body as `send` would."""
+        ...
 
     async def close(self) -> None: ...
 
@@ -107,6 +115,15 @@ class _Inflater:
 
 async def read_bounded(resp: aiohttp.ClientResponse, limit: int) -> bytes:
     """The (decoded) body of `resp`, or TransportFailure once it passes `limit` bytes."""
+    if _encoding(resp) in ("identity", "") and resp.content_length is not None:
+        if resp.content_length > limit:
+            raise too_large(limit, f"; the server announced {resp.content_length:,}")
+        # The parser stops at the announced length: at most `limit` bytes, read at once.
+        return await resp.read()
+    return b"".join([chunk async for chunk in decoded_chunks(resp, limit)])
+
+
+def _encoding(resp: aiohttp.ClientResponse) -> str:
     encoding = resp.headers.get("content-encoding", "identity").strip().lower()
     if encoding not in ("identity", "", "gzip", "deflate"):
         raise TransportFailure(
@@ -114,28 +131,41 @@ async def read_bounded(resp: aiohttp.ClientResponse, limit: int) -> bytes:
             f"response body in content-encoding {encoding!r}; only {ACCEPT_ENCODING} was offered",
             retry=False,
         )
+    return encoding
+
+
+async def decoded_chunks(resp: aiohttp.ClientResponse, limit: int) -> AsyncIterator[bytes]:
+    """The decoded body of `resp` in bounded pieces; TransportFailure once it passes `limit`."""
+    encoding = _encoding(resp)
     inflater = _Inflater(encoding, limit) if encoding in ("gzip", "deflate") else None
-    if inflater is None and resp.content_length is not None:
-        if resp.content_length > limit:
-            raise too_large(limit, f"; the server announced {resp.content_length:,}")
-        # The parser stops at the announced length: at most `limit` bytes, read at once.
-        return await resp.read()
-    parts: list[bytes] = []
     received = 0
     try:
         async for chunk in resp.content.iter_chunked(READ_CHUNK_BYTES):
-            if inflater is not None:
-                parts += inflater.feed(chunk)
-                continue
-            received += len(chunk)
-            if received > limit:
-                raise too_large(limit, "")
-            parts.append(chunk)
+            pieces = inflater.feed(chunk) if inflater is not None else [chunk]
+            for piece in pieces:
+                received += len(piece)
+                if received > limit:
+                    raise too_large(limit, "")
+                yield piece
         if inflater is not None:
             inflater.finish()
     except zlib.error as exc:
         raise TransportFailure("payload", f"corrupt {encoding} response body: {exc}") from exc
-    return b"".join(parts)
+
+
+async def _to_file(resp: aiohttp.ClientResponse, limit: int, sink: BinaryIO) -> None:
+    try:
+        async for piece in decoded_chunks(resp, limit):
+            sink.write(piece)
+    except TransportFailure as exc:
+        if exc.error_class != "response_too_large":
+            raise
+        raise TransportFailure(
+            "response_too_large",
+            f"file over {limit:,} bytes (decompressed); not read further: split the sweep into "
+            "smaller batches ([models.batch] max_requests)",
+            retry=False,
+        ) from exc
 
 
 def _redacted_headers(raw: Mapping[str, str]) -> dict[str, str]:
@@ -171,6 +201,16 @@ class AiohttpTransport:
     async def send(
         self, request: HttpRequest, timeout_s: float, max_body_bytes: int
     ) -> HttpResponse:
+        return await self._exchange(request, timeout_s, max_body_bytes, None)
+
+    async def send_to_file(
+        self, request: HttpRequest, timeout_s: float, max_body_bytes: int, sink: BinaryIO
+    ) -> HttpResponse:
+        return await self._exchange(request, timeout_s, max_body_bytes, sink)
+
+    async def _exchange(
+        self, request: HttpRequest, timeout_s: float, max_body_bytes: int, sink: BinaryIO | None
+    ) -> HttpResponse:
         session = self._get_session()
         headers = {"accept-encoding": ACCEPT_ENCODING, **request.headers}
         try:
@@ -186,7 +226,11 @@ class AiohttpTransport:
                 allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(total=timeout_s),
             ) as resp:
-                body = await read_bounded(resp, max_body_bytes)
+                if sink is not None and 200 <= resp.status <= 299:
+                    await _to_file(resp, max_body_bytes, sink)
+                    body = b""
+                else:
+                    body = await read_bounded(resp, max_body_bytes)
                 return HttpResponse(
                     status=resp.status,
                     headers=_redacted_headers(resp.headers),

@@ -46,6 +46,8 @@ _SECURITY_HEADERS = {
 }
 # The filter form's choices read the whole plan (half a second on a million calls).
 FACETS_WAIT_S = 10.0
+SQLITE_INT_LIMIT = 2**63
+"""Page keys are row numbers: larger integers cannot even be compared in SQLite."""
 RUNS_KEY: web.AppKey[dict[str, ViewRun]] = web.AppKey("runs")
 HOSTS_KEY: web.AppKey[set[str] | None] = web.AppKey("hosts")
 
@@ -133,9 +135,12 @@ def _page_key(query: Mapping[str, str], key: str) -> int | None:
     if not value:
         return None
     try:
-        return int(value)
+        number = int(value)
     except ValueError:
-        raise FilterError(f"{key} must be an integer page key, got {value!r}") from None
+        number = -1
+    if not 0 <= number < SQLITE_INT_LIMIT:
+        raise FilterError(f"{key} must be an integer page key, got {value[:40]!r}")
+    return number
 
 
 async def _calls(request: web.Request) -> web.StreamResponse:

@@ -12,6 +12,7 @@ import orjson
 from evaltally.benchmarks.base import StepAnswer
 from evaltally.ledger.bodies import unpack
 from evaltally.ledger.export import LATEST_OUTCOME, call_record
+from evaltally.ledger.verifications import call_verdict
 from evaltally.records import PlannedCall, Status
 from evaltally.view.messages import Shown, messages_from_body, pretty_body
 from evaltally.view.runs import ViewRun
@@ -43,6 +44,9 @@ def call_detail(run: ViewRun, call_id: str) -> dict[str, Any] | None:
             ).fetchall()
         ]
         earlier = _earlier_answers(conn, record["chain_id"], record["step"])
+        verdict = call_verdict(conn, call_id)
+    if verdict is not None:
+        record["verification"] = verdict
     call = PlannedCall(
         **{k: record[k] for k in ("call_id", "chain_id", "step", "model", "benchmark")},
         item_id=record["item_id"],

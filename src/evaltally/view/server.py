@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import signal
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -17,8 +18,24 @@ from evaltally.view.runs import open_runs
 LOOPBACK = "127.0.0.1"
 
 
+LOOPBACK_NAMES = ("localhost", LOOPBACK, "[::1]")
+"""Names that reach a loopback bind from this machine only: no DNS answer can point them
+elsewhere, so a page under them is never another site's (DNS rebinding)."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` only listens on this machine (127.0.0.0/8, ::1, localhost)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
 def _allowed_hosts(host: str, port: int) -> set[str]:
-    names = {host, "localhost", LOOPBACK} if host == LOOPBACK else {host}
+    own = _url_host(host)
+    names = {own, *LOOPBACK_NAMES} if is_loopback(host) else {own}
     return {f"{name}:{port}" for name in names}
 
 
@@ -29,12 +46,12 @@ async def serve(
     port: int,
     ready_file: Path | None = None,
     say: Callable[[str], None] = print,
-    host_checked: bool = True,
 ) -> None:
-    """Serve the runs until a signal. `host_checked=False` accepts any Host header (used with
-    an explicit --host, where the page is reached under a name this process cannot know)."""
+    """Serve the runs until a signal. On a loopback address only requests naming it (or
+    localhost) are answered; any other address accepts any Host header, as the page is then
+    reached under names this process cannot know."""
     runs = open_runs(run_dirs)
-    allowed: set[str] | None = set() if host_checked else None
+    allowed: set[str] | None = set() if is_loopback(host) else None
     runner = web.AppRunner(make_app(runs, allowed), access_log=None)
     await runner.setup()
     try:
@@ -49,7 +66,7 @@ async def serve(
         bound = _bound_port(runner, port)
         if allowed is not None:
             allowed.update(_allowed_hosts(host, bound))
-        url = f"http://{host}:{bound}/"
+        url = f"http://{_url_host(host)}:{bound}/"
         say(f"serving {', '.join(runs)} on {url} (read-only; Ctrl-C stops)")
         if ready_file is not None:
             await asyncio.to_thread(announce, ready_file, url.rstrip("/"))
@@ -67,3 +84,8 @@ def _bound_port(runner: web.AppRunner, asked: int) -> int:
         if isinstance(addr, tuple) and len(addr) >= 2:
             return int(addr[1])
     return asked
+
+
+def _url_host(host: str) -> str:
+    bare = host.strip("[]")
+    return f"[{bare}]" if ":" in bare else bare

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -33,13 +33,14 @@ from evaltally.adapters.batch.base import (
     auth_headers,
     get,
     id_listing,
+    jsonl_results,
     not_run,
     read_id,
-    result_lines,
     safe_id,
 )
+from evaltally.adapters.batch.results import Unreadable
 from evaltally.adapters.http_errors import bad_body, decode_json
-from evaltally.adapters.wire import as_dict, as_int, as_str, join_url
+from evaltally.adapters.wire import as_count, as_dict, as_str, join_url
 from evaltally.records import AttemptError, canonical_json
 
 BATCHES = "v1/messages/batches"
@@ -56,6 +57,9 @@ ERROR_STATUS = {
     "timeout_error": 504,
     "overloaded_error": 529,
 }
+
+
+_RUNNING = {"in_progress": BatchPhase.IN_PROGRESS, "canceling": BatchPhase.CANCELLING}
 
 
 class AnthropicBatch(InlineBatch):
@@ -95,10 +99,9 @@ class AnthropicBatch(InlineBatch):
         state = as_str(data.get("processing_status"))
         if state is None:
             return bad_body(response.body, "no processing_status", response.status)
-        counts = {k: as_int(as_dict(data.get("request_counts")).get(k)) for k in COUNTS}
+        counts = {k: as_count(as_dict(data.get("request_counts")).get(k)) for k in COUNTS}
         if state != "ended":
-            phase = BatchPhase.CANCELLING if state == "canceling" else BatchPhase.IN_PROGRESS
-            return BatchStatus(phase, state, counts)
+            return BatchStatus(_RUNNING.get(state, BatchPhase.UNKNOWN), state, counts)
         if data.get("cancel_initiated_at"):
             phase = BatchPhase.CANCELLED
         elif counts["expired"]:
@@ -121,12 +124,13 @@ class AnthropicBatch(InlineBatch):
         candidates: list[tuple[float, str]] = []
         for batch in batches:
             created = _timestamp(batch.get("created_at"))
-            total = sum(as_int(as_dict(batch.get("request_counts")).get(k)) for k in COUNTS)
-            ident = batch.get("id")
+            total = sum(as_count(as_dict(batch.get("request_counts")).get(k)) for k in COUNTS)
+            ident = as_str(batch.get("id"))
             if (
                 created is not None
                 and created >= marker.not_before
                 and total == marker.requests
+                and ident is not None
                 and ident not in marker.known
             ):
                 candidates.append((created, safe_id(ident, "batch")))
@@ -138,9 +142,14 @@ class AnthropicBatch(InlineBatch):
         url = join_url(endpoint.base_url, f"{BATCHES}/{safe_id(ref, 'batch')}/results")
         return get(url, auth_headers(self.sync, endpoint))
 
-    def read_results(self, body: bytes, members: Sequence[str]) -> Iterator[LineResult]:
-        for call_id, raw, line in result_lines(body, members):
-            yield LineResult(call_id, raw, _outcome(as_dict(line.get("result"))))
+    def read_results(
+        self, source: BinaryIO, members: Sequence[str]
+    ) -> Iterator[LineResult | Unreadable]:
+        return jsonl_results(source, members, _result_outcome)
+
+
+def _result_outcome(line: dict[str, Any]) -> HttpResponse | AttemptError:
+    return _outcome(as_dict(line.get("result")))
 
 
 def _outcome(result: dict[str, Any]) -> HttpResponse | AttemptError:

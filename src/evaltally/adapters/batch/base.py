@@ -18,9 +18,10 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 from evaltally.adapters.base import Endpoint, HttpAdapter, HttpRequest, HttpResponse
+from evaltally.adapters.batch.results import Unreadable, guarded, result_lines
 from evaltally.adapters.http_errors import bad_body, decode_json
 from evaltally.adapters.wire import as_dict, as_str
 from evaltally.errors import ProviderError
@@ -40,6 +41,8 @@ class BatchPhase(StrEnum):
     EXPIRED = "expired"
     CANCELLING = "cancelling"
     CANCELLED = "cancelled"
+    UNKNOWN = "unknown"
+    """A state word this version does not know: polled on for `unknown_state_s`, no longer."""
 
     @property
     def ended(self) -> bool:
@@ -140,9 +143,12 @@ class BatchAdapter(Protocol):
 
     def download_request(self, endpoint: Endpoint, provider_id: str, ref: str) -> HttpRequest: ...
 
-    def read_results(self, body: bytes, members: Sequence[str]) -> Iterator[LineResult]:
-        """Every result line of one downloaded document; `members` are the batch's call ids in
-        submission order. Lines naming no member are skipped."""
+    def read_results(
+        self, source: BinaryIO, members: Sequence[str]
+    ) -> Iterator[LineResult | Unreadable]:
+        """Every result line of one downloaded document (a file, read in bounded pieces);
+        `members` are the batch's call ids in submission order. Lines naming no member are
+        skipped; lines that cannot be tied to a call are Unreadable (never a guess)."""
 
 
 class InlineBatch:
@@ -206,16 +212,18 @@ def read_id(response: HttpResponse, what: str) -> str | AttemptError:
     return safe_id(data["id"], what)
 
 
-def result_lines(
-    body: bytes, members: Sequence[str]
-) -> Iterator[tuple[str, bytes, dict[str, Any]]]:
-    """(custom_id, raw line, line) of every JSONL result line that names a member; unreadable
-    lines are skipped (their calls then have no result and are retried)."""
-    wanted = set(members)
-    for raw in body.splitlines():
-        line = decode_json(raw)
-        if isinstance(line, dict) and line.get("custom_id") in wanted:
-            yield str(line["custom_id"]), raw, line
+def jsonl_results(
+    source: BinaryIO,
+    members: Sequence[str],
+    outcome: Callable[[dict[str, Any]], HttpResponse | AttemptError],
+) -> Iterator[LineResult | Unreadable]:
+    """The results of a JSONL result file whose lines name their call by `custom_id`."""
+    for record in result_lines(source, members):
+        if isinstance(record, Unreadable):
+            yield record
+            continue
+        call_id, raw, line = record
+        yield LineResult(call_id, raw, guarded(outcome, line, raw))
 
 
 def id_listing(response: HttpResponse) -> tuple[list[dict[str, Any]], str | None] | AttemptError:

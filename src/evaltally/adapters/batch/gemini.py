@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import quote
 
 import orjson
@@ -33,8 +33,9 @@ from evaltally.adapters.batch.base import (
     get,
     not_run,
 )
+from evaltally.adapters.batch.results import Unreadable, array_spans, guarded, read_span
 from evaltally.adapters.http_errors import bad_body, decode_json
-from evaltally.adapters.wire import as_dict, as_list, as_str, join_url
+from evaltally.adapters.wire import as_count, as_dict, as_list, as_str, http_status, join_url
 from evaltally.errors import ProviderError
 from evaltally.records import AttemptError, canonical_json
 
@@ -129,9 +130,9 @@ class GeminiBatch(InlineBatch):
         if state is None:
             return bad_body(response.body, "no batch state", response.status)
         short = state.removeprefix("BATCH_STATE_").removeprefix("JOB_STATE_")
-        phase = _PHASES.get(short, BatchPhase.IN_PROGRESS)
+        phase = _PHASES.get(short, BatchPhase.UNKNOWN)
         stats = as_dict(batch.get("batchStats"))
-        counts = {ours: _int(stats.get(theirs)) for theirs, ours in _COUNTS.items()}
+        counts = {ours: as_count(stats.get(theirs)) for theirs, ours in _COUNTS.items()}
         name = data.get("name") or batch.get("name")
         results = (_name(name),) if phase.ended else ()
         error = as_dict(data.get("error"))
@@ -152,27 +153,54 @@ class GeminiBatch(InlineBatch):
             return bad_body(response.body, "no batch list", response.status)
         for op in map(as_dict, as_list(data.get("operations") or data.get("batches"))):
             batch = as_dict(op.get("metadata")) or op
-            name = op.get("name") or batch.get("name")
-            if batch.get("displayName") == marker.batch_key and name not in marker.known:
+            name = as_str(op.get("name")) or as_str(batch.get("name"))
+            ours = batch.get("displayName") == marker.batch_key
+            if ours and name is not None and name not in marker.known:
                 return _name(name), None
         return None, as_str(data.get("nextPageToken")) or None
 
     def download_request(self, endpoint: Endpoint, provider_id: str, ref: str) -> HttpRequest:
         return self.status_request(endpoint, ref)
 
-    def read_results(self, body: bytes, members: Sequence[str]) -> Iterator[LineResult]:
-        data = as_dict(decode_json(body))
-        output = as_dict(data.get("response")) or as_dict(
-            as_dict(data.get("metadata")).get("output")
-        )
+    def read_results(
+        self, source: BinaryIO, members: Sequence[str]
+    ) -> Iterator[LineResult | Unreadable]:
+        spans = _answers(source)
+        # Two passes, one answer in memory at a time: the keys first (is the order needed?).
+        keys: list[object] = [_key(read_span(source, n, span)) for n, span in enumerate(spans, 1)]
+        if not any(key is not None for key in keys) and len(spans) == len(members):
+            # No key echoed at all: the documented request order is the only identity, and it
+            # is used only when every request has exactly one answer.
+            keys = list(members)
         wanted = set(members)
-        responses = as_list(as_dict(output.get("inlinedResponses")).get("inlinedResponses"))
-        for position, item in enumerate(map(as_dict, responses)):
-            key = as_dict(item.get("metadata")).get("key")
-            if key is None and position < len(members):
-                key = members[position]
-            if key in wanted:
-                yield LineResult(str(key), orjson.dumps(item), _outcome(item))
+        unmatched = 0
+        for number, (key, span) in enumerate(zip(keys, spans, strict=True), 1):
+            item = read_span(source, number, span)
+            if isinstance(item, Unreadable):
+                yield item
+            elif isinstance(key, str) and key in wanted:
+                raw, answer = item
+                yield LineResult(key, raw, guarded(_outcome, answer, raw))
+            elif not isinstance(key, str):
+                unmatched += 1
+        if unmatched:
+            yield Unreadable(
+                f"{unmatched} of {len(spans)} inline results for {len(members)} requests carry "
+                "no usable request key; they are not matched by position (the count does not "
+                "prove the order), so their calls are sent again"
+            )
+
+
+def _answers(source: BinaryIO) -> list[tuple[int, int]]:
+    """The byte spans of the answers: under `response` (the operation's result) or, as some
+    versions nest it, `metadata.output`; both are `inlinedResponses.inlinedResponses`."""
+    return array_spans(source, (b"inlinedResponses", b"inlinedResponses"))
+
+
+def _key(item: tuple[bytes, dict[str, Any]] | Unreadable) -> object:
+    if isinstance(item, Unreadable):
+        return None
+    return as_dict(item[1].get("metadata")).get("key")
 
 
 def _outcome(item: dict[str, Any]) -> HttpResponse | AttemptError:
@@ -182,9 +210,7 @@ def _outcome(item: dict[str, Any]) -> HttpResponse | AttemptError:
     code = error.get("code")
     if code == GRPC_CANCELLED:
         return not_run("batch_cancelled", "the batch was cancelled before this request ran")
-    status = 500
-    if isinstance(code, int) and not isinstance(code, bool):
-        status = code if code >= 100 else GRPC_STATUS.get(code, 500)
+    status = http_status(code) or (GRPC_STATUS.get(code, 500) if isinstance(code, int) else 500)
     body = {"error": {**error, "code": status}}
     return HttpResponse(status, {}, orjson.dumps(body))
 
@@ -197,14 +223,3 @@ def _name(value: object) -> str:
 
 def _version(endpoint: Endpoint) -> str:
     return str(endpoint.extra.get("api_version", API_VERSION))
-
-
-def _int(value: object) -> int:
-    """A count from proto3 JSON, where 64-bit integers arrive as strings."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return max(value, 0)
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -29,13 +29,22 @@ from evaltally.adapters.batch.base import (
     auth_headers,
     get,
     id_listing,
+    jsonl_results,
     not_run,
     read_id,
-    result_lines,
     safe_id,
 )
+from evaltally.adapters.batch.results import Unreadable
 from evaltally.adapters.http_errors import bad_body, decode_json
-from evaltally.adapters.wire import as_dict, as_int, as_list, as_str, join_url, json_post
+from evaltally.adapters.wire import (
+    as_count,
+    as_dict,
+    as_list,
+    as_str,
+    http_status,
+    join_url,
+    json_post,
+)
 from evaltally.records import AttemptError, canonical_json
 
 CHAT_URL = "/v1/chat/completions"
@@ -133,9 +142,9 @@ class OpenAIBatch:
             for e in errors
         )
         return BatchStatus(
-            phase=_PHASES.get(state.lower(), BatchPhase.IN_PROGRESS),
+            phase=_PHASES.get(state.lower(), BatchPhase.UNKNOWN),
             provider_state=state,
-            counts={k: as_int(counts.get(k)) for k in ("total", "completed", "failed")},
+            counts={k: as_count(counts.get(k)) for k in ("total", "completed", "failed")},
             results=refs,
             detail=detail or None,
         )
@@ -154,22 +163,24 @@ class OpenAIBatch:
         for batch in batches:
             ours = as_dict(batch.get("metadata")).get(METADATA_KEY) == marker.batch_key
             same_file = marker.file_id is not None and batch.get("input_file_id") == marker.file_id
-            if (ours or same_file) and batch.get("id") not in marker.known:
-                return safe_id(batch.get("id"), "batch"), None
+            ident = as_str(batch.get("id"))
+            if (ours or same_file) and ident is not None and ident not in marker.known:
+                return safe_id(ident, "batch"), None
         return None, next_page
 
     def download_request(self, endpoint: Endpoint, provider_id: str, ref: str) -> HttpRequest:
         url = join_url(endpoint.base_url, f"files/{safe_id(ref, 'file')}/content")
         return get(url, auth_headers(self.sync, endpoint))
 
-    def read_results(self, body: bytes, members: Sequence[str]) -> Iterator[LineResult]:
-        for call_id, raw, line in result_lines(body, members):
-            yield LineResult(call_id, raw, _outcome(line))
+    def read_results(
+        self, source: BinaryIO, members: Sequence[str]
+    ) -> Iterator[LineResult | Unreadable]:
+        return jsonl_results(source, members, _outcome)
 
 
 def _outcome(line: dict[str, Any]) -> HttpResponse | AttemptError:
     response = line.get("response")
-    if isinstance(response, dict) and isinstance(response.get("status_code"), int):
+    if isinstance(response, dict) and http_status(response.get("status_code")) is not None:
         headers = {}
         if isinstance(response.get("request_id"), str):
             headers["x-request-id"] = response["request_id"]

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
 
 from evaltally.benchmarks.cli_common import guard
 from evaltally.errors import EvaltallyError
+from evaltally.terminal import VisibleConsole, visible
 
 app = typer.Typer(
     help="CTE-Bench: fetch the official data, verify it by replay, describe and generate it.",
@@ -42,7 +42,7 @@ def verify(data: Path = typer.Argument(..., help="Scenario file (.jsonl or .json
 
     report = guard(lambda: verify_file(data))
     for line in render(report):
-        typer.echo(line)
+        typer.echo(visible(line))
     if not report.ok:
         raise typer.Exit(1)
 
@@ -59,7 +59,7 @@ def stats(
     if as_json:
         typer.echo(json.dumps(result, indent=2))
     else:
-        Console(width=120).print(render_table(result, title=str(data)))
+        VisibleConsole(width=120).print(render_table(result, title=str(data)))
 
 
 @app.command()

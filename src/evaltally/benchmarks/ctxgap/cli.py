@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 import typer
-from rich.console import Console
 
 from evaltally.benchmarks.cli_common import guard
 from evaltally.errors import EvaltallyError
+from evaltally.terminal import VisibleConsole
 
 if TYPE_CHECKING:
     from .data import InvalidProbe, Probe, View
@@ -21,7 +21,7 @@ app = typer.Typer(
     help="CTXGAP: validate probe data, export observer inputs, score labeled verdicts.",
     no_args_is_help=True,
 )
-out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
+out = VisibleConsole(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 
 DATA_HELP = 'Data directory with views.jsonl and probes.jsonl, or "example".'
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from evaltally.data_refs import RefusedFile, read_referenced
 from evaltally.errors import DataError
 from evaltally.jsonl import read_objects
 from evaltally.records import Message, content_hash
@@ -183,12 +184,12 @@ def _view_text(line: Line, text_files: list[Path]) -> str:
     if has_text:
         return line.text("text", empty=True)
     rel = line.name("text_file")
-    path = line.path.parent / rel
-    text_files.append(path)
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise line.error("text_file", f"cannot read {path}: {exc}") from None
+        text = read_referenced(line.path.parent, rel)
+    except RefusedFile as exc:
+        raise line.error("text_file", str(exc)) from None
+    text_files.append(line.path.parent / rel)
+    return text
 
 
 def _load_views(path: Path, text_files: list[Path]) -> dict[tuple[str, str], dict[str, View]]:

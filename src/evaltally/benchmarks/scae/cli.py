@@ -16,6 +16,7 @@ from evaltally.benchmarks.cli_common import (
     start_derived_run,
 )
 from evaltally.errors import ConfigError
+from evaltally.terminal import visible
 
 app = typer.Typer(
     help="SCAE: check an episode file; judge or estimate (by replay) the free rollouts of a "
@@ -57,7 +58,7 @@ def check(
         ]
 
     for line in guard(run):
-        typer.echo(line)
+        typer.echo(visible(line))
 
 
 @app.command("cte-judge")

@@ -9,8 +9,8 @@ Error bodies are classified by the provider's synchronous adapter.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from typing import TypeVar, cast
+from collections.abc import Awaitable, Callable
+from typing import BinaryIO, TypeVar, cast
 
 from evaltally.adapters.base import HttpAdapter, HttpRequest, HttpResponse
 from evaltally.adapters.http_errors import bad_body
@@ -64,16 +64,46 @@ class Control:
             await self.pause_or_raise(what, result, attempt)
             attempt += 1
 
+    async def download(self, request: HttpRequest, sink: BinaryIO) -> None:
+        """A result document written to `sink` as it arrives (each try starts it afresh)."""
+
+        def written(response: HttpResponse) -> None:
+            return None
+
+        async def to_file() -> HttpResponse:
+            sink.seek(0)
+            sink.truncate()
+            limits = self.unit.model.limits
+            return await self.transport.send_to_file(
+                request, limits.timeout_s, BATCH_FILE_MAX_BYTES, sink
+            )
+
+        attempt = 1
+        while True:
+            result = await self._answer(to_file, written)
+            if not isinstance(result, AttemptError):
+                return
+            await self.pause_or_raise("download", result, attempt)
+            attempt += 1
+
     async def once(
         self, request: HttpRequest, read: Callable[[HttpResponse], T | AttemptError]
     ) -> T | AttemptError:
         """One send: the read answer, or the classified failure."""
+        limits = self.unit.model.limits
+        cap = max(limits.max_response_bytes, BATCH_FILE_MAX_BYTES)
+        return await self._answer(lambda: self.transport.send(request, limits.timeout_s, cap), read)
+
+    async def _answer(
+        self,
+        send: Callable[[], Awaitable[HttpResponse]],
+        read: Callable[[HttpResponse], T | AttemptError],
+    ) -> T | AttemptError:
         try:
-            limits = self.unit.model.limits
-            cap = max(limits.max_response_bytes, BATCH_FILE_MAX_BYTES)
-            response = await self.transport.send(request, limits.timeout_s, cap)
+            response = await send()
         except TransportFailure as exc:
-            return AttemptError(ErrorAction.RETRY, exc.error_class, exc.detail)
+            action = ErrorAction.RETRY if exc.retry else ErrorAction.FAIL_CALL
+            return AttemptError(action, exc.error_class, exc.detail)
         if not 200 <= response.status <= 299:
             error = self.sync.parse_response(response)
             if isinstance(error, AttemptError):

@@ -11,17 +11,27 @@ creation time and size) before it would ever send those calls again.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 from evaltally.adapters.base import Endpoint
-from evaltally.adapters.batch.base import BatchAdapter, BatchStatus, LineResult, Marker
+from evaltally.adapters.batch.base import (
+    BatchAdapter,
+    BatchPhase,
+    BatchStatus,
+    LineResult,
+    Marker,
+    not_run,
+)
+from evaltally.adapters.batch.results import Unreadable
+from evaltally.errors import ProviderError
 from evaltally.ledger import Ledger
 from evaltally.ledger.batches import BatchBook
 from evaltally.records import AttemptError, ErrorAction, Message, PlannedCall
 from evaltally.runner import clock as clk
-from evaltally.runner.batch.control import Control
+from evaltally.runner.batch.control import BatchControlError, Control
 from evaltally.runner.batch.cursor import ChainCursor
 from evaltally.runner.call import LaneUnit
 
@@ -59,6 +69,26 @@ class Batch:
     """Requests the provider holds (members whose line is already read included)."""
 
 
+@dataclass
+class Collected:
+    lines: dict[str, LineResult] = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)
+
+    def add(self, line: LineResult | Unreadable) -> None:
+        if isinstance(line, Unreadable):
+            self.unreadable.append(line.reason)
+        else:
+            self.lines.setdefault(line.call_id, line)
+
+    def missing(self, phase: str) -> AttemptError:
+        """What a member without a result line is recorded with (then sent again)."""
+        detail = f"the batch ended {phase} without a result for this call"
+        if self.unreadable:
+            more = f" (and {len(self.unreadable) - 1} more)" if len(self.unreadable) > 1 else ""
+            detail += f"; unusable result lines: {self.unreadable[0]}{more}"
+        return not_run("batch_no_result", detail)
+
+
 class Lifecycle:
     def __init__(
         self,
@@ -77,6 +107,7 @@ class Lifecycle:
         self.book: BatchBook = ledger.batch_book()
         self.sleep = sleep
         self.poll_s = unit.model.batch.poll_s
+        self.unknown_state_s = unit.model.batch.unknown_state_s
         # One create in flight per model: after a kill, at most one batch of it can be
         # "maybe created", so finding it again by creation time and size is unambiguous.
         self._creating = asyncio.Lock()
@@ -145,6 +176,7 @@ class Lifecycle:
         provider_id = cast(str, batch.provider_id)
         request = self.adapter.status_request(self.endpoint, provider_id)
         last: str | None = None
+        unknown_for = 0.0
         while True:
             status = await self.control.call("poll", request, self.adapter.read_status)
             if status.provider_state != last:
@@ -159,18 +191,37 @@ class Lifecycle:
                 )
             if status.phase.ended:
                 return status
+            unknown_for = unknown_for + self.poll_s if status.phase is BatchPhase.UNKNOWN else 0.0
+            if unknown_for > self.unknown_state_s:
+                raise BatchControlError("poll", unknown_state(status, self.unknown_state_s))
             await self.sleep(self.poll_s)
 
-    async def collect(self, batch: Batch, status: BatchStatus) -> dict[str, LineResult]:
-        """Every result line of an ended batch, by call id."""
+    async def collect(self, batch: Batch, status: BatchStatus) -> Collected:
+        """Every result line of an ended batch, by call id, and why any line was unusable.
+        Each document goes to a temporary file in the run directory and is read from there
+        line by line: memory does not grow with the file."""
         self.book.event(batch.key, "downloading")
         await self.book.flush()
         provider_id = cast(str, batch.provider_id)
         ids = [m.call.call_id for m in batch.members]
-        lines: dict[str, LineResult] = {}
+        collected = Collected()
         for ref in status.results:
             request = self.adapter.download_request(self.endpoint, provider_id, ref)
-            body = await self.control.call("download", request, lambda r: r.body)
-            for line in self.adapter.read_results(body, ids):
-                lines.setdefault(line.call_id, line)
-        return lines
+            with tempfile.TemporaryFile(dir=self.book.path.parent, prefix=".batch-") as sink:
+                await self.control.download(request, sink)
+                sink.seek(0)
+                try:
+                    for line in self.adapter.read_results(sink, ids):
+                        collected.add(line)
+                except ProviderError as exc:
+                    collected.unreadable.append(str(exc))
+        return collected
+
+
+def unknown_state(status: BatchStatus, waited_s: float) -> AttemptError:
+    return AttemptError(
+        ErrorAction.FAIL_CALL,
+        "unknown_batch_state",
+        f"the provider kept reporting the state {status.provider_state[:80]!r}, which this "
+        f"version does not know, for over {waited_s:g}s (batch.unknown_state_s)",
+    )

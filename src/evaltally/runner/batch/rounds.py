@@ -152,12 +152,12 @@ class ModelRounds:
     async def _finish(self, batch: Batch) -> None:
         try:
             status = await self.life.wait(batch)
-            lines = await self.life.collect(batch, status)
+            collected = await self.life.collect(batch, status)
         except BatchControlError as exc:
             self._hold(batch, f"could not be polled or downloaded ({exc})")
             return
-        missing = not_run("batch_no_result", f"the batch ended {status.phase} without a result")
-        await self._settle(batch, lines, status.phase.value, missing)
+        missing = collected.missing(status.phase.value)
+        await self._settle(batch, collected.lines, status.phase.value, missing)
 
     async def _settle(
         self, batch: Batch, lines: dict[str, LineResult], state: str, otherwise: AttemptError
