@@ -33,6 +33,7 @@ from evaltally.config import BenchmarkConfig
 from evaltally.errors import DataError
 from evaltally.prompts import dexbench as prompts
 from evaltally.records import Message, PlannedCall, content_hash
+from evaltally.sandbox.boundary import MODES, OS, Boundary
 
 from . import verify
 from .instances import SOURCES, Instance, builtin_path, oracle_fields, read_instances
@@ -55,6 +56,10 @@ class DexOptions(BenchmarkOptions):
     """Keep only these sources (cruxeval, humaneval, pythonsaga)."""
     limit: int | None = None
     """At most this many instances of each source, in file order."""
+    sandbox: str = OS
+    """Where backward answers are verified: "os" (bubblewrap namespaces; without bwrap nothing
+    is verified) or "process" (the weaker process-only sandbox, chosen explicitly: a warning
+    on every run, and the report says so)."""
 
     def check(self) -> None:
         if not self.data:
@@ -73,6 +78,8 @@ class DexOptions(BenchmarkOptions):
             raise OptionError("backward_mode", f"must be one of: {modes}")
         if self.limit is not None and self.limit <= 0:
             raise OptionError("limit", f"must be > 0, got {self.limit}")
+        if self.sandbox not in MODES:
+            raise OptionError("sandbox", f"must be one of: {', '.join(MODES)}")
 
 
 class DexBenchmark(Benchmark):
@@ -139,7 +146,14 @@ class DexBenchmark(Benchmark):
         # Forward answers need no run: they are graded against the covered lines in the export.
         if call.protocol != BACKWARD or not isinstance(answer.parsed, dict):
             return None
-        return verify.job(self._instance(call), str(answer.parsed["input"]))
+        return verify.job(
+            self._instance(call), str(answer.parsed["input"]), sandbox=self.options.sandbox
+        )
+
+    def verification_ready(self) -> str | None:
+        if BACKWARD not in self.options.tasks:
+            return None
+        return Boundary(self.options.sandbox).require("DexBench backward verification")
 
     def data_sources(self) -> list[DataSource]:
         return [DataSource(str(self.data_path), file_sha256(self.data_path))]
