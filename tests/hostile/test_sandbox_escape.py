@@ -69,14 +69,14 @@ OUTSIDE = (
 )
 PIDFD = (
     NEUTER + "import os, signal\n"
-    "pid = os.getpid()\n"
+    "chain, pid = [], os.getpid()\n"
     "while pid > 1:\n"
-    "    fields = dict(l.split(':\\t', 1) for l in open(f'/proc/{pid}/status').read().splitlines()"
-    " if ':\\t' in l)\n"
-    "    pid = int(fields['PPid'].strip())\n"
-    "    cmd = open(f'/proc/{pid}/cmdline', 'rb').read() if pid else b''\n"
-    "    if b'pytest' in cmd or pid <= 1:\n"
+    "    status = open(f'/proc/{pid}/status').read().split('PPid:')[1]\n"
+    "    pid = int(status.split()[0])\n"
+    "    if pid <= 1 or b'evaltally' not in open(f'/proc/{pid}/cmdline', 'rb').read():\n"
     "        break\n"
+    "    chain.append(pid)\n"
+    "for pid in reversed(chain):\n"
     "    try:\n"
     "        signal.pidfd_send_signal(os.pidfd_open(pid), signal.SIGKILL)\n"
     "    except OSError:\n"
@@ -172,7 +172,6 @@ def test_escape_attempts_through_eval_end_as_verdicts_and_reach_nothing(
     rows = {r["model"]: r for r in map(orjson.loads, export.read_bytes().splitlines())}
     verdicts = {m: rows[m]["verification"] for m in MODELS}
     assert all(v["status"] in ("passed", "failed") for v in verdicts.values()), verdicts
-    assert all(v["detail"]["sandbox"] == "os" for v in verdicts.values()), verdicts
     messages = {m: v["detail"]["message"] for m, v in verdicts.items()}
     assert "NOLEAK pids" in messages["environ"], messages  # it ran, and saw no key
     assert "ATTEMPTS write:" in messages["outside"], messages
@@ -183,6 +182,8 @@ def test_escape_attempts_through_eval_end_as_verdicts_and_reach_nothing(
     listener.close()
     report = tally("report", str(run_dir), "--resamples", "0")
     assert report.returncode == 0, report.stderr
+    assert all(v["detail"]["sandbox"] == "os" for v in verdicts.values()), verdicts
+    assert "OS sandbox (bubblewrap" in report.stdout
 
     outputs = {
         f"{name}.{stream}": getattr(result, stream)
