@@ -22,6 +22,7 @@ def run(payload, sandbox):
     return {'uid': os.getuid(), 'pids': pids, 'env': sorted(os.environ),
             'hidden_visible': home_visible, 'tmp': sorted(os.listdir('/tmp'))}
 """
+REPO = Path(__file__).resolve().parents[2]
 FAST = TaskLimits(cpu_seconds=2, wall_seconds=5.0, kill_grace_seconds=1.0)
 
 
@@ -29,8 +30,7 @@ async def test_a_job_sees_only_its_namespace_and_the_interpreter(tmp_path: Path)
     task = tmp_path / "probe.py"
     task.write_text(PROBE_TASK)
     (tmp_path / "ledger.sqlite").write_text("secret run data")
-    repo = Path(__file__).resolve().parents[2]
-    hidden = [str(tmp_path / "ledger.sqlite"), "/etc/passwd", str(repo / "pyproject.toml")]
+    hidden = [str(tmp_path / "ledger.sqlite"), "/etc/passwd", str(REPO / "pyproject.toml")]
     async with TaskPool(1) as pool:
         out = await pool.run(task, {"hidden": hidden}, FAST)
     assert out.error is None, out
