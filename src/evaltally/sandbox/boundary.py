@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -121,6 +122,13 @@ class Boundary:
             cmd += ["--ro-bind", tree, tree]
         cmd += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
         return [*cmd, "--", *inner]
+
+    def exit_status(self, code: int) -> int:
+        """A sandboxed process's exit status as ``subprocess`` reports one it started itself:
+        bwrap passes a process killed by signal N on as status 128 + N."""
+        if self.isolated and 128 < code < 128 + signal.NSIG:
+            return -(code - 128)
+        return code
 
     def require(self, what: str) -> str | None:
         """Check before any work that ``what`` can be verified: ``SandboxUnavailable`` (one
