@@ -42,6 +42,41 @@ async def test_a_job_sees_only_its_namespace_and_the_interpreter(tmp_path: Path)
     assert len(out.result["tmp"]) == 1 and out.result["tmp"][0].startswith("evaltally-sandbox-")
 
 
+# The guard switched off the way issue 22's answer did: the kernel still refuses processes.
+UNGUARDED = """
+import errno, os, sys, threading
+
+def run(payload, sandbox):
+    sandbox.REFUSED_EVENTS = frozenset()
+    sandbox._inside = lambda root, path: True
+    try:
+        os.fork()
+        forked = 'forked'
+    except OSError as exc:
+        forked = errno.errorcode[exc.errno]
+    ran = []
+    thread = threading.Thread(target=lambda: ran.append(1))
+    thread.start()
+    thread.join()
+    try:
+        open('/usr/escaped', 'w')
+        wrote = 'wrote'
+    except OSError as exc:
+        wrote = errno.errorcode[exc.errno]
+    return {'fork': forked, 'thread': ran, 'write': wrote, 'shell': os.system('true')}
+"""
+
+
+async def test_with_the_guard_off_the_kernel_still_refuses_processes_and_writes(
+    tmp_path: Path,
+) -> None:
+    task = tmp_path / "unguarded.py"
+    task.write_text(UNGUARDED)
+    async with TaskPool(1) as pool:
+        out = await pool.run(task, {}, FAST)
+    assert out.result == {"fork": "EAGAIN", "thread": [1], "write": "EROFS", "shell": 32512}, out
+
+
 def test_a_missing_bwrap_refuses_in_one_line_saying_how_to_install_it() -> None:
     with pytest.raises(SandboxUnavailable) as caught:
         Boundary(bwrap="/nonexistent/bwrap").require("DexBench backward verification")

@@ -8,13 +8,15 @@ It reads one start line (``{"preload": [module, ...], "isolated": bool}``), answ
 with the job, so no file outside the package needs to be visible in the sandbox) and answers
 each with one line on its private stdout: ``{"result": ...}`` or ``{"error": ..., "limit": bool}``.
 
-Isolated (alone in its PID namespace), the server makes itself non-dumpable, so a job cannot
-ptrace it or open its descriptors through ``/proc``, and after each job it kills every process
-of the namespace but itself and the namespace's init: nothing a program started outlives its job.
+The server makes itself non-dumpable, so a job cannot ptrace it or open its descriptors
+through ``/proc``. Isolated (alone in its PID namespace), after each job it also kills every
+process of the namespace but itself and the namespace's init: nothing a program started
+outlives its job.
 
 Per job it forks: the child starts a new session, gets /dev/null as stdin, a temporary file as
 stdout and stderr (bounded by RLIMIT_FSIZE), a new empty working directory, the memory, file,
-process and CPU limits, the guard (``child.install_guard``), the soft stops, ``random.seed(0)``,
+process and CPU limits, a seccomp filter that refuses new processes (``child.forbid_processes``),
+the guard (``child.install_guard``), the soft stops, ``random.seed(0)``,
 and then calls the task's ``run(payload, child_module)``; it writes the JSON result to a pipe
 and exits. The worker reads the pipe with a wall-clock deadline and a size cap, kills the
 child's process group when either is passed, reaps it and removes its directory. Forking from
@@ -79,6 +81,7 @@ def _in_child(task: Any, job: dict[str, Any], root: str, pipe: int, err: int) ->
         import random
 
         random.seed(0)
+        child.forbid_processes()
         child.install_guard(root)
         child.arm_soft_stops(int(lim["cpu_seconds"]), float(lim["soft_wall_seconds"]))
         try:
@@ -205,8 +208,7 @@ def sweep() -> None:
 def serve(stdin: IO[bytes], proto: IO[str]) -> None:
     start = json.loads(stdin.readline())
     isolated = bool(start.get("isolated"))
-    if isolated:
-        _not_dumpable()
+    _not_dumpable()  # imports ctypes, which every child's seccomp filter needs
     for name in start.get("preload", []):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)

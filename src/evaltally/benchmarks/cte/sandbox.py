@@ -89,6 +89,7 @@ def child_main() -> int:
     proto = child.open_protocol()  # anything the service prints goes to stderr
     job = json.load(sys.stdin)
     child.apply_limits(memory_bytes=int(job["memory_bytes"]))
+    child.forbid_processes()
     child.install_guard(str(Path.cwd()))
     sources: dict[str, str] = job["unedited_sources"]
     for i, record in enumerate(job["records"]):
