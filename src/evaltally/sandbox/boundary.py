@@ -43,6 +43,7 @@ MODES = (OS, PROCESS)
 BWRAP_ENV = "EVALTALLY_BWRAP"
 SANDBOX_UID = "65534"
 INSTALL_HINT = "install it with `apt-get install bubblewrap`"
+CHOOSE_PROCESS = 'choose the weaker process-only mode explicitly (sandbox = "process")'
 #: System directories the interpreter may need (its shared libraries); each is bound read-only,
 #: or re-created as the same symlink where the host has one (merged /usr).
 SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin")
@@ -95,8 +96,8 @@ class Boundary:
         if found is None:
             where = f" ({BWRAP_ENV}={wanted})" if self.bwrap or os.environ.get(BWRAP_ENV) else ""
             raise SandboxUnavailable(
-                f"no OS sandbox: bubblewrap (bwrap) not found{where}; {INSTALL_HINT}, or set "
-                'sandbox = "process" to accept the weaker process-only mode'
+                f"no OS sandbox: bubblewrap (bwrap) not found{where}; {INSTALL_HINT}, or "
+                f"{CHOOSE_PROCESS}"
             )
         return found
 
@@ -152,7 +153,7 @@ class Boundary:
             raise SandboxUnavailable(
                 f"no OS sandbox: {cmd[0]} cannot create its namespaces ({why}); it needs "
                 "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or "
-                'root; or set sandbox = "process" to accept the weaker process-only mode'
+                f"root; or {CHOOSE_PROCESS}"
             )
         _ready[key] = None
         return None

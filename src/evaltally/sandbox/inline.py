@@ -40,6 +40,7 @@ _sources = TaskSources()
 
 class _Server:
     def __init__(self, boundary: Boundary, preload: Sequence[str]) -> None:
+        boundary.require("the sandbox")  # no bwrap: one line saying how to get it
         self.proc = subprocess.Popen(
             worker_command(boundary),
             stdin=subprocess.PIPE,

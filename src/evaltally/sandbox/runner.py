@@ -137,6 +137,7 @@ class _Worker:
 
     @classmethod
     async def start(cls, boundary: Boundary, preload: Sequence[str], line_limit: int) -> _Worker:
+        boundary.require("the sandbox")  # no bwrap: one line saying how to get it
         proc = await asyncio.create_subprocess_exec(
             *worker_command(boundary),
             stdin=asyncio.subprocess.PIPE,
