@@ -9,8 +9,10 @@ The guard is an audit hook (PEP 578): once installed it cannot be removed, and i
 ``PermissionError``, the events a benchmark program has no business raising: starting processes
 (fork, exec, spawn, system, subprocess), signalling other processes, sockets of any kind, ctypes,
 symlinks and hard links, and writing, creating, renaming or deleting anything outside the
-working directory. It is containment for benchmark code, not a security boundary against code
-written to escape (model output is never code: it reaches a child only as checked literals).
+working directory. It is containment for benchmark code and a second layer only: code in the
+process can switch it off (its lists are module globals), so the boundary is the kernel's
+(``boundary.py``: namespaces), and ``forbid_processes`` adds a seccomp filter the code cannot
+remove.
 """
 
 from __future__ import annotations
