@@ -119,7 +119,9 @@ class Boundary:
                 cmd += ["--symlink", str(path.readlink()), str(path)]
             elif path.is_dir():
                 cmd += ["--ro-bind", str(path), str(path)]
-        for tree in (str(prefix), str(PACKAGE_DIR), *self.read_only):
+        # A virtualenv made with --copies holds its own interpreter binary, outside the prefix.
+        own = () if exe.is_relative_to(prefix) else (str(exe),)
+        for tree in (str(prefix), *own, str(PACKAGE_DIR), *self.read_only):
             cmd += ["--ro-bind", tree, tree]
         cmd += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
         return [*cmd, "--", *inner]

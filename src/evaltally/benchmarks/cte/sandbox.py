@@ -142,7 +142,7 @@ def _run_batch(
 
 def boundary_of(limits: Limits) -> Boundary:
     """The child's boundary: it imports evaltally and its dependencies, read-only."""
-    found = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    found = [p for p in (*site.getsitepackages(), site.getusersitepackages()) if Path(p).is_dir()]
     return Boundary(limits.sandbox, read_only=tuple(found))
 
 
