@@ -116,9 +116,11 @@ def _sha(instance: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _config(tmp_path: Path, url: str, data: Path, sandbox: str = "") -> Path:
+def _config(
+    tmp_path: Path, url: str, data: Path, models: tuple[str, ...] = MODELS, sandbox: str = ""
+) -> Path:
     blocks = ['[run]\nname = "escape"\nruns_dir = "runs"\n']
-    for key in MODELS:
+    for key in models:
         blocks.append(
             f'[[models]]\nkey = "{key}"\nprovider = "openai"\nmodel = "{key}-model"\n'
             f'base_url = "{url}/v1"\napi_key_env = "EVALTALLY_TEST_KEY"\n'
@@ -132,12 +134,25 @@ def _config(tmp_path: Path, url: str, data: Path, sandbox: str = "") -> Path:
     return path
 
 
-def test_escape_attempts_through_eval_end_as_verdicts_and_reach_nothing(
-    tmp_path: Path, mock_process: Any
-) -> None:
+def _scripted(tmp_path: Path, codes: dict[str, str]) -> tuple[Path, Path]:
+    """The one-instance data file and the answers file: model <key>-model answers codes[key]."""
     [instance] = [i for i in load_builtin() if i.id == INSTANCE]
     data = tmp_path / "instances.jsonl"
     data.write_text(dumps([instance]))
+    sha = _sha(instance)
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(
+        "".join(
+            json.dumps({"sha256": sha, "model": f"{m}-model", "answer": _answer(code)}) + "\n"
+            for m, code in codes.items()
+        )
+    )
+    return data, answers
+
+
+def test_escape_attempts_through_eval_end_as_verdicts_and_reach_nothing(
+    tmp_path: Path, mock_process: Any
+) -> None:
     outside, shell = tmp_path / "escaped.txt", tmp_path / "shell.txt"
     listener = socket.create_server(("127.0.0.1", 0))
     listener.setblocking(False)
@@ -148,14 +163,7 @@ def test_escape_attempts_through_eval_end_as_verdicts_and_reach_nothing(
         "pidfd": PIDFD,
         "greedy": GREEDY,
     }
-    sha = _sha(instance)
-    answers = tmp_path / "answers.jsonl"
-    answers.write_text(
-        "".join(
-            json.dumps({"sha256": sha, "model": f"{m}-model", "answer": _answer(codes[m])}) + "\n"
-            for m in MODELS
-        )
-    )
+    data, answers = _scripted(tmp_path, codes)
     mock = mock_process("--answers-file", str(answers))
     config = _config(tmp_path, mock.base_url, data)
     run_dir = tmp_path / "runs" / "escape"
@@ -191,3 +199,35 @@ def test_escape_attempts_through_eval_end_as_verdicts_and_reach_nothing(
         for stream in ("stdout", "stderr")
     }
     assert scan({"key": FAKE_KEY}, run_dir=run_dir, export=export, **outputs) == []
+
+
+RAW_ENVIRON = (
+    "import os\n"
+    "for pid in [p for p in os.listdir('/proc') if p.isdigit()]:\n"
+    "    try:\n"
+    "        env = open(f'/proc/{pid}/environ', 'rb').read()\n"
+    "    except OSError:\n"
+    "        continue\n"
+    "    if b'EVALTALLY_TEST_KEY=' in env:\n"
+    "        key = env.split(b'EVALTALLY_TEST_KEY=')[1].split(bytes(1))[0]\n"
+    "        raise ValueError('KEY ' + key.decode())\n"
+    "raise ValueError('NOKEY')\n"
+)
+
+
+def test_in_the_weaker_process_mode_a_stolen_key_is_still_redacted_from_the_verdict(
+    tmp_path: Path, mock_process: Any
+) -> None:
+    # Without namespaces the program can read tally's environ: the last layer must hold.
+    data, answers = _scripted(tmp_path, {"thief": RAW_ENVIRON})
+    mock = mock_process("--answers-file", str(answers))
+    config = _config(tmp_path, mock.base_url, data, ("thief",), 'sandbox = "process"\n')
+    run_dir = tmp_path / "runs" / "escape"
+    run = tally("run", str(config))
+    assert run.returncode == 0, run.stderr
+    export = tmp_path / "export.jsonl"
+    assert tally("export", str(run_dir), "-o", str(export)).returncode == 0
+    [row] = [orjson.loads(line) for line in export.read_bytes().splitlines()]
+    assert "ValueError: KEY [redacted]" in row["verification"]["detail"]["message"], row
+    found = scan({"key": FAKE_KEY}, run_dir=run_dir, export=export, out=run.stdout + run.stderr)
+    assert found == []
