@@ -74,3 +74,10 @@ def test_an_unknown_sandbox_mode_is_a_config_error(tmp_path: Path, mock_process:
     assert result.returncode != 0
     assert "sandbox" in result.stderr and "must be one of: os, process" in result.stderr
     assert mock.stats()["total"] == 0
+
+
+def test_dex_build_refuses_without_bwrap(tmp_path: Path) -> None:
+    out = tmp_path / "instances.jsonl"
+    refused = tally("dex", "build", "-o", str(out), env=MISSING_BWRAP)
+    assert refused.returncode != 0
+    assert "apt-get install bubblewrap" in refused.stderr and not out.exists()
