@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import sys
 from dataclasses import dataclass
@@ -46,9 +47,12 @@ class Verdict:
 
 def worker_env() -> dict[str, str]:
     env = dict(TASK_ENV)
-    for name in ("PYTHONPATH", BWRAP_ENV):
-        if os.environ.get(name):
-            env[name] = os.environ[name]
+    if os.environ.get("PYTHONPATH"):
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    # The workers have no PATH: they use the bwrap this process found (or was told to use).
+    bwrap = os.environ.get(BWRAP_ENV) or shutil.which("bwrap")
+    if bwrap:
+        env[BWRAP_ENV] = bwrap
     return env
 
 
