@@ -58,9 +58,10 @@ class SandboxUnavailable(SandboxError):
 
 def process_mode_warning(what: str) -> str:
     return (
-        f'{what} runs in the weaker process-only sandbox (sandbox = "process"): code a model '
-        "or a data file supplies is limited by rlimits and an in-process guard only, without "
-        "the kernel boundary; it can reach this machine's files, network and processes"
+        f'{what} runs in the weaker process-only sandbox (sandbox = "process"): without the '
+        "kernel boundary, code a model or a data file supplies that switches the in-process "
+        "guard off can read this machine's files and other processes' environments (keys "
+        "included) and use the network"
     )
 
 
