@@ -10,6 +10,7 @@ answering) ends its own job with a ``limit`` outcome, and the next job starts a 
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -94,6 +95,15 @@ class _Server:
 
 
 _servers: dict[tuple[Boundary, tuple[str, ...]], _Server] = {}
+
+
+@atexit.register
+def close() -> None:
+    """End this process's fork servers (each would end at end of input anyway)."""
+    servers = list(_servers.values())
+    _servers.clear()
+    for server in servers:
+        server.kill()
 
 
 def run_task(
