@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test lint typecheck unit install browser bench clean
+.PHONY: demo test lint typecheck unit install browser sandbox-tools bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 # The demo starts from scratch each time so it shows a whole run; real runs are never deleted.
-demo: $(STAMP)
+demo: $(STAMP) sandbox-tools
 	rm -rf runs/demo
 	$(BIN)/tally run configs/demo.toml
 	$(BIN)/tally export runs/demo -o runs/demo/export.jsonl
@@ -40,7 +40,17 @@ browser:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; \
 	} || echo "warning: could not install chromium; the browser tests will fail"
 
-unit: $(STAMP) browser
+# Code a model or a data file supplies (DexBench verification, CTE replays) runs only inside
+# bubblewrap's namespaces; without bwrap nothing is verified. Install Debian's package when it
+# is missing, as for chromium; without it (no root, no apt) those tests fail and say how to get it.
+sandbox-tools:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  echo "installing bubblewrap for the verification sandbox (apt-get)"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq bubblewrap >/dev/null; \
+	} || echo "warning: could not install bubblewrap; DexBench verification will refuse to run"
+
+unit: $(STAMP) browser sandbox-tools
 	$(BIN)/pytest -q -p no:cacheprovider
 
 test: lint typecheck unit

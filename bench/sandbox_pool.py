@@ -4,17 +4,21 @@ Every side verifies the same backward answers (the shipped HumanEval instances' 
 inputs, repeated to --n jobs) with the same task file, limits and concurrency (--jobs):
 
 - hook:  what a sweep runs, the verification hook's ``WorkerPool`` with DexBench's job (the
-  literal rule in the worker, then a child forked from it: ``sandbox.inline``); a ticker on the
-  event loop records its largest lag meanwhile (the loop only awaits pipes);
+  literal rule in the worker, then a child of that worker's sandboxed fork server:
+  ``sandbox.inline``); a ticker on the event loop records its largest lag meanwhile (the loop
+  only awaits pipes);
 - pool:  ``evaltally.sandbox.TaskPool`` (fork-server workers start once, preload modules, fork
   per job; what ``tally dex build`` uses);
-- fresh: per job, a new ``python -s -S -B -P worker.py`` that preloads nothing and runs that
-  one job (what one-interpreter-per-answer costs).
+- fresh: per job, a new sandboxed ``python -s -S -B -P worker.py`` that preloads nothing and
+  runs that one job (what one-interpreter-per-answer costs).
+
+Every side runs inside the OS boundary (bubblewrap), or with ``--sandbox process`` in the weaker
+process-only mode (how the boundary's own cost is measured: the ratio of the two runs).
 
 Prints one JSON line: jobs, wall seconds of each side, jobs per second, the ratios fresh/pool
 and hook/pool, and the hook side's largest event-loop lag, measured in the same run. No network.
 
-Usage: .venv/bin/python bench/sandbox_pool.py [--n 400] [--jobs 2] [--reps 3]
+Usage: .venv/bin/python bench/sandbox_pool.py [--n 400] [--jobs 2] [--reps 3] [--sandbox os]
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ import argparse
 import asyncio
 import json
 import statistics
-import sys
 import time
 from typing import Any
 
@@ -32,7 +35,8 @@ from evaltally.benchmarks.dexbench.coverage import TRACE_TASK, new_pool
 from evaltally.benchmarks.dexbench.instances import Instance, load_builtin
 from evaltally.benchmarks.dexbench.literals import check_arguments
 from evaltally.runner.workers import WorkerPool
-from evaltally.sandbox.runner import TASK_ENV, WORKER, TaskLimits
+from evaltally.sandbox.boundary import MODES, OS, Boundary
+from evaltally.sandbox.runner import TASK_ENV, TaskLimits, TaskSources, start_line, worker_command
 
 
 def _instances(n: int) -> list[Instance]:
@@ -49,15 +53,15 @@ def _jobs(instances: list[Instance]) -> list[dict[str, Any]]:
     return payloads
 
 
-async def _pool(payloads: list[dict[str, Any]], jobs: int) -> float:
+async def _pool(payloads: list[dict[str, Any]], jobs: int, boundary: Boundary) -> float:
     started = time.perf_counter()
-    async with new_pool(jobs) as pool:
+    async with new_pool(jobs, boundary) as pool:
         outs = await asyncio.gather(*(pool.run(TRACE_TASK, p) for p in payloads))
     assert all(o.result is not None for o in outs), [o.error for o in outs if o.error][:3]
     return time.perf_counter() - started
 
 
-async def _hook(instances: list[Instance], jobs: int) -> tuple[float, float]:
+async def _hook(instances: list[Instance], jobs: int, mode: str) -> tuple[float, float]:
     """Wall seconds, and the largest lag of a 10 ms ticker on the event loop meanwhile."""
     lag = 0.0
 
@@ -73,7 +77,7 @@ async def _hook(instances: list[Instance], jobs: int) -> tuple[float, float]:
     pool = WorkerPool(jobs)
     try:
         verdicts = await asyncio.gather(
-            *(pool.run(verify.job(i, i.known_good_input or "")) for i in instances)
+            *(pool.run(verify.job(i, i.known_good_input or "", sandbox=mode)) for i in instances)
         )
     finally:
         await pool.close()
@@ -83,23 +87,25 @@ async def _hook(instances: list[Instance], jobs: int) -> tuple[float, float]:
     return wall, lag
 
 
-async def _fresh_one(payload: dict[str, Any], sem: asyncio.Semaphore) -> None:
-    job = {"task": str(TRACE_TASK), "payload": payload, "limits": TaskLimits().as_job()}
-    data = json.dumps({"preload": []}) + "\n" + json.dumps(job) + "\n"
+async def _fresh_one(payload: dict[str, Any], sem: asyncio.Semaphore, boundary: Boundary) -> None:
+    job = TaskSources().job(TRACE_TASK, payload, TaskLimits())
+    data = start_line(boundary, []) + json.dumps(job).encode() + b"\n"
     async with sem:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-s", "-S", "-B", "-P", str(WORKER),
+            *worker_command(boundary),
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL, env=TASK_ENV, limit=1 << 24,
         )  # fmt: skip
-        out, _ = await asyncio.wait_for(proc.communicate(data.encode()), 60)
-    assert "result" in json.loads(out), out[:200]
+        out, _ = await asyncio.wait_for(proc.communicate(data), 60)
+    ready, reply = out.splitlines()
+    assert json.loads(ready) == {"ready": True}, out[:200]
+    assert "result" in json.loads(reply), out[:200]
 
 
-async def _fresh(payloads: list[dict[str, Any]], jobs: int) -> float:
+async def _fresh(payloads: list[dict[str, Any]], jobs: int, boundary: Boundary) -> float:
     started = time.perf_counter()
     sem = asyncio.Semaphore(jobs)
-    await asyncio.gather(*(_fresh_one(p, sem) for p in payloads))
+    await asyncio.gather(*(_fresh_one(p, sem, boundary) for p in payloads))
     return time.perf_counter() - started
 
 
@@ -108,16 +114,18 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=400)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--sandbox", choices=MODES, default=OS)
     args = parser.parse_args()
+    boundary = Boundary(args.sandbox)
     instances = _instances(args.n)
     payloads = _jobs(instances)
     pool_s, fresh_s, hook_s, lags = [], [], [], []
     for _ in range(args.reps):
-        hook_wall, lag = asyncio.run(_hook(instances, args.jobs))
+        hook_wall, lag = asyncio.run(_hook(instances, args.jobs, args.sandbox))
         hook_s.append(hook_wall)
         lags.append(lag)
-        pool_s.append(asyncio.run(_pool(payloads, args.jobs)))
-        fresh_s.append(asyncio.run(_fresh(payloads, args.jobs)))
+        pool_s.append(asyncio.run(_pool(payloads, args.jobs, boundary)))
+        fresh_s.append(asyncio.run(_fresh(payloads, args.jobs, boundary)))
     pool_m, fresh_m = statistics.median(pool_s), statistics.median(fresh_s)
     hook_m = statistics.median(hook_s)
     print(
@@ -125,6 +133,7 @@ def main() -> None:
             {
                 "jobs": args.n,
                 "concurrency": args.jobs,
+                "sandbox": args.sandbox,
                 "hook_wall_s": round(hook_m, 3),
                 "pool_wall_s": round(pool_m, 3),
                 "fresh_wall_s": round(fresh_m, 3),

@@ -59,6 +59,7 @@ def test_offline_predictors_score_as_documented_and_report_equals_grade(tmp_path
     assert groups[("oracle", "humaneval")]["backward"]["verification"] == {
         "verdicts": {"failed": 5, "passed": 95},
         "reasons": {"not_reached": 5, "reached": 95},
+        "sandboxes": {"os": 100},
     }
     unchanged = groups[("unchanged", "humaneval")]["backward"]
     assert unchanged["parse_outcomes"] == {"empty_answer": 8}

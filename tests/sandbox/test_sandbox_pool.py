@@ -57,7 +57,7 @@ async def test_the_child_has_a_fixed_hash_seed_random_seed_and_a_near_empty_envi
     )
     first, second = await run(code), await run(code)
     assert first.result == second.result
-    assert set(first.result[2]) <= {"PYTHONHASHSEED", "PYTHONUTF8", "LC_CTYPE"}
+    assert set(first.result[2]) <= {"PYTHONHASHSEED", "PYTHONUTF8", "LC_CTYPE", "PWD"}
     assert first.result[3] == []
 
 

@@ -286,6 +286,12 @@ class Benchmark(ABC):
         """The check of an `ok` answer, or None when this call's answers are not verified."""
         return None
 
+    def verification_ready(self) -> str | None:
+        """Before anything is sent or verified: raise an `EvaltallyError` naming what
+        `verification` needs and is missing (an OS sandbox, say); return a warning the user
+        must see on every run (a weaker mode chosen explicitly), or None."""
+        return None
+
     @property
     def verifies(self) -> bool:
         """Whether any answer of this benchmark may need verification (resume and regrade

@@ -13,7 +13,7 @@ from pathlib import Path
 from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.ledger import Ledger
 from evaltally.run_dir import load_run_config
-from evaltally.runner.verification import Verifier, verify_recorded
+from evaltally.runner.verification import Verifier, check_verification, verify_recorded
 from evaltally.runner.workers import WorkerPool
 
 
@@ -26,6 +26,7 @@ class RegradeResult:
 
 async def regrade_run(run_dir: Path, *, command: str) -> RegradeResult:
     benchmarks = load_benchmarks(load_run_config(Path(run_dir)))
+    check_verification(benchmarks)
     ledger = await Ledger.open(Path(run_dir), create=False, command=command)
     pool = WorkerPool()
     verifier = Verifier(ledger, pool)

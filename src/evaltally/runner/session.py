@@ -37,7 +37,7 @@ from evaltally.runner.reused import check_reused
 from evaltally.runner.scheduler import BudgetCheck, ChainWork, Scheduler, first_error
 from evaltally.runner.transport import AiohttpTransport, Transport
 from evaltally.runner.units import build_units
-from evaltally.runner.verification import Verifier, verify_recorded
+from evaltally.runner.verification import Verifier, check_verification, verify_recorded
 from evaltally.runner.workers import WorkerPool
 
 
@@ -111,6 +111,7 @@ async def _session(
     units = build_units(config, keys)
     # Before the run directory exists: a fork whose parent changed leaves nothing behind.
     check_reused(benchmarks)
+    check_verification(benchmarks)
     run_dir = make_run_dir(config)
     started = (run_dir / CONFIG_COPY).exists()
     ledger = await Ledger.open(

@@ -10,12 +10,15 @@ Jobs run in the worker pool (off the event loop); verdicts are appended to the l
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections import Counter
 from collections.abc import Mapping
+from typing import Any, TextIO
 
 from evaltally.benchmarks.base import Benchmark, StepAnswer, VerificationJob
 from evaltally.ledger import Ledger
 from evaltally.records import PlannedCall, Status
+from evaltally.redact import redact
 from evaltally.runner.workers import Verdict, WorkerPool
 
 
@@ -45,11 +48,12 @@ class Verifier:
         self._record(call, await self.pool.run(job), job.function)
 
     def _record(self, call: PlannedCall, verdict: Verdict, verifier: str) -> None:
+        # A last layer: a check's messages quote what the checked code printed or raised.
         self.ledger.verification(
             call.call_id,
             verdict.status,
-            detail=verdict.detail,
-            reason=verdict.reason,
+            detail=_redacted(verdict.detail),
+            reason=None if verdict.reason is None else redact(verdict.reason),
             verifier=verifier,
         )
         self.counts[verdict.status] += 1
@@ -67,6 +71,27 @@ class Verifier:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(str(k)): _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
+
+
+def check_verification(benchmarks: Mapping[str, Benchmark], warn: TextIO | None = None) -> None:
+    """Before anything is sent or verified: every verifying benchmark can verify (else its
+    `EvaltallyError`, e.g. no OS sandbox), and each warning it has is written to `warn`
+    (default stderr), on every run."""
+    for bench in benchmarks.values():
+        if bench.verifies:
+            notice = bench.verification_ready()
+            if notice:
+                print(f"warning: {bench.label}: {notice}", file=warn or sys.stderr, flush=True)
 
 
 async def verify_recorded(

@@ -3,7 +3,8 @@
 Each request `{"function": "module:name", "args", "timeout_s"}` calls `function(args)`; the
 reply is `{"verdict", "detail", "reason"}`. Anything the function prints goes to stderr, so it
 cannot corrupt the replies. The function comes from a benchmark (trusted code); the model's
-answer is only ever data inside `args`.
+answer is only ever data inside `args`, and a check that must run a program the answer can
+turn into code runs it inside the OS boundary (`sandbox.inline`), never in this process.
 """
 
 from __future__ import annotations

@@ -8,9 +8,11 @@ worker dies, gets an `error` verdict with the reason; its worker (with anything 
 started) is killed and a fresh one takes the next job.
 
 Workers start with a fixed, minimal environment (`worker_env`): the sandbox's hash seed and
-UTF-8 mode, so a check that runs a program sees the same set order on every run and a re-grade
-repeats its verdicts, and PYTHONPATH when set (a check outside the package is imported by
-name). No credential or other variable of the sweep reaches a check.
+UTF-8 mode, PYTHONPATH when set (a check outside the package is imported by name) and the
+bwrap location when set (`sandbox.boundary`). No credential or other variable of the sweep
+reaches a check. A check that runs supplied code (DexBench's) does not run it in the worker: it
+hands it to a fork server inside the OS boundary (`sandbox.inline`), so the program sees no
+process of the host, this worker and `tally` included.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import sys
 from dataclasses import dataclass
@@ -26,6 +29,7 @@ from typing import Any
 import orjson
 
 from evaltally.benchmarks.base import VerificationJob
+from evaltally.sandbox.boundary import BWRAP_ENV
 from evaltally.sandbox.runner import TASK_ENV
 
 WORKER = "evaltally.runner.verify_worker"
@@ -45,6 +49,10 @@ def worker_env() -> dict[str, str]:
     env = dict(TASK_ENV)
     if os.environ.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    # The workers have no PATH: they use the bwrap this process found (or was told to use).
+    bwrap = os.environ.get(BWRAP_ENV) or shutil.which("bwrap")
+    if bwrap:
+        env[BWRAP_ENV] = bwrap
     return env
 
 

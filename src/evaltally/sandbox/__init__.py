@@ -1,10 +1,13 @@
-"""Run code from data files in separate, resource-limited processes (shared by the benchmarks).
+"""Run code a model or a data file supplies behind a kernel-enforced boundary (shared by the
+benchmarks).
 
-``runner`` is the parent side (``TaskPool``: a bounded pool of fork-server workers for asyncio
-callers); ``worker`` is the fork server; ``inline`` forks the same child from the calling
-process, for a caller that is itself a worker (the verification hook's); ``child`` is what runs
-in every child (limits, guard, soft stops, result channel, how a child ended). The caller's
-process never executes the code it hands over.
+``boundary`` starts each sandbox process under bubblewrap (own namespaces, no key, a read-only
+view of the interpreter; or, chosen explicitly, the weaker process-only mode); ``runner`` is
+the parent side (``TaskPool``: a bounded pool of fork-server workers for asyncio callers);
+``worker`` is the fork server; ``inline`` reaches the same server synchronously, for a caller
+that is itself a worker (the verification hook's); ``child`` is what runs in every child
+(limits, a seccomp filter against new processes, the guard, soft stops, result channel, how a
+child ended). The caller's process never executes the code it hands over.
 """
 
 from __future__ import annotations

@@ -9,8 +9,10 @@ The guard is an audit hook (PEP 578): once installed it cannot be removed, and i
 ``PermissionError``, the events a benchmark program has no business raising: starting processes
 (fork, exec, spawn, system, subprocess), signalling other processes, sockets of any kind, ctypes,
 symlinks and hard links, and writing, creating, renaming or deleting anything outside the
-working directory. It is containment for benchmark code, not a security boundary against code
-written to escape (model output is never code: it reaches a child only as checked literals).
+working directory. It is containment for benchmark code and a second layer only: code in the
+process can switch it off (its lists are module globals), so the boundary is the kernel's
+(``boundary.py``: namespaces), and ``forbid_processes`` adds a seccomp filter the code cannot
+remove.
 """
 
 from __future__ import annotations
@@ -99,6 +101,79 @@ def apply_limits(
     for which, value in wanted:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(which, (value, value))
+
+
+#: Per machine: the seccomp audit arch and the syscalls that create a process.
+_PROCESS_SYSCALLS = {
+    "x86_64": (0xC000003E, {"clone": 56, "fork": 57, "vfork": 58, "clone3": 435}),
+    "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435}),
+}
+_CLONE_THREAD = 0x00010000
+_X32_SYSCALL_BIT = 0x40000000
+_RET_ALLOW = 0x7FFF0000
+_RET_ERRNO = 0x00050000
+_ENOSYS, _EAGAIN = 38, 11
+
+
+def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> tuple[int, int, int, int]:
+    return code, jt, jf, k
+
+
+def _no_process_filter(arch: int, calls: dict[str, int]) -> list[tuple[int, int, int, int]]:
+    """A seccomp program: new processes fail with EAGAIN, threads (clone with CLONE_THREAD)
+    are allowed; clone3, whose flags a filter cannot read, fails with ENOSYS so the C library
+    falls back to clone. Another architecture's calls, and x32 ones, fail too."""
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    deny = _RET_ERRNO | _EAGAIN
+    prog = [_bpf(ld, 4), _bpf(jeq, arch, 1, 0), _bpf(ret, deny), _bpf(ld, 0)]
+    prog.append(_bpf(jge, _X32_SYSCALL_BIT, 0, 1))
+    prog.append(_bpf(ret, deny))
+    prog.append(_bpf(jeq, calls["clone3"], 0, 1))
+    prog.append(_bpf(ret, _RET_ERRNO | _ENOSYS))
+    for name in ("fork", "vfork"):
+        if name in calls:
+            prog += [_bpf(jeq, calls[name], 0, 1), _bpf(ret, deny)]
+    prog.append(_bpf(jeq, calls["clone"], 1, 0))
+    prog.append(_bpf(ret, _RET_ALLOW))
+    prog.append(_bpf(ld, 16))  # the low 32 bits of clone's flags (little-endian)
+    prog.append(_bpf(jset, _CLONE_THREAD, 0, 1))
+    prog.append(_bpf(ret, _RET_ALLOW))
+    prog.append(_bpf(ret, deny))
+    return prog
+
+
+def forbid_processes() -> bool:
+    """From now on this process cannot create processes (a seccomp filter: the kernel refuses
+    fork, vfork and clone without CLONE_THREAD, whatever the program does to its interpreter).
+    RLIMIT_NPROC does that only for a uid other than root's, and the sandbox's uid is root's
+    outside its namespace when bwrap runs as root. False on a machine without a known syscall
+    table (the guard is then the only refusal)."""
+    machine = os.uname().machine
+    if machine not in _PROCESS_SYSCALLS or sys.byteorder != "little":
+        return False
+    import ctypes
+
+    class Filter(ctypes.Structure):
+        _fields_ = (
+            ("code", ctypes.c_uint16),
+            ("jt", ctypes.c_uint8),
+            ("jf", ctypes.c_uint8),
+            ("k", ctypes.c_uint32),
+        )
+
+    class Program(ctypes.Structure):
+        _fields_ = (("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Filter)))
+
+    rules = _no_process_filter(*_PROCESS_SYSCALLS[machine])
+    table = (Filter * len(rules))(*(Filter(*rule) for rule in rules))
+    program = Program(len(rules), table)
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_no_new_privs, pr_set_seccomp, seccomp_mode_filter = 38, 22, 2
+    if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(program), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
+    return True
 
 
 def cpu_budget(seconds: int, *, grace: int | None = None) -> None:

@@ -1,50 +1,130 @@
-"""Run a sandbox task in a forked child of this process, synchronously.
+"""Run a sandbox task synchronously, for a caller that is itself a worker process.
 
-For a caller that is itself a worker process, off any event loop: the verification hook's
-workers (``runner/verify_worker.py``) call it from a benchmark's check. The child is the fork
-server's (``worker.run_job``: new session, new empty working directory, limits, guard, soft
-stops, ``random.seed(0)``, the result over a pipe with a deadline and a size cap); only the
-server in between is missing, because the calling worker already is one process per job slot.
-
-A forked child inherits its parent's interpreter, so the parent must be started as the fork
-server is: a fixed hash seed (``PYTHONHASHSEED=0``: set iteration order, and with it a program's
-path, is the same on every run) and ``PYTHONUTF8=1`` (runner/workers.py starts its workers so),
-with the modules the programs import already imported (``preload``), so that a job does not pay
-for them. ``run_task`` refuses to run in a process with a random hash seed.
+The verification hook's workers (``runner/verify_worker.py``) call it from a benchmark's check,
+off any event loop. The task runs in a child of a fork server (``worker.py``) that this process
+starts once per boundary and preload list, inside the OS boundary (``boundary.py``), and then
+keeps: the same server, limits and child as ``TaskPool``'s, reached over a pipe. The calling
+process itself never runs the code: a program that takes its server down (kills it, stops it
+answering) ends its own job with a ``limit`` outcome, and the next job starts a new server.
 """
 
 from __future__ import annotations
 
-import importlib
-import sys
-from collections.abc import Iterable
+import atexit
+import json
+import os
+import select
+import subprocess
+import time
+from collections.abc import Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from evaltally.errors import SandboxError
-from evaltally.sandbox import worker
-from evaltally.sandbox.runner import TaskLimits, TaskOutcome, outcome_of
+from evaltally.sandbox.boundary import Boundary
+from evaltally.sandbox.runner import (
+    START_SECONDS,
+    TASK_ENV,
+    TaskLimits,
+    TaskOutcome,
+    TaskSources,
+    check_ready,
+    job_deadline,
+    lost_job,
+    outcome_of,
+    start_line,
+    worker_command,
+)
 
-_tasks: dict[str, ModuleType] = {}
+_sources = TaskSources()
 
 
-def preload(names: Iterable[str]) -> None:
-    """Import ``names`` once in this process (every child then finds them loaded)."""
-    for name in names:
-        importlib.import_module(name)
-
-
-def run_task(task: Path, payload: Any, limits: TaskLimits | None = None) -> TaskOutcome:
-    """Run ``task`` (a file defining ``run(payload, sandbox) -> JSON``) in a fresh child."""
-    if sys.flags.hash_randomization:
-        raise SandboxError(
-            "refusing to run a sandbox task in a process with a random hash seed: a program's "
-            "path would differ from run to run (start the process with PYTHONHASHSEED=0)"
+class _Server:
+    def __init__(self, boundary: Boundary, preload: Sequence[str]) -> None:
+        boundary.require("the sandbox")  # no bwrap: one line saying how to get it
+        self.proc = subprocess.Popen(
+            worker_command(boundary),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=TASK_ENV,
+            cwd=os.sep,
         )
-    key = str(task)
-    if key not in _tasks:
-        _tasks[key] = worker.load_task(key, len(_tasks))
+        self._buffer = b""
+        try:
+            self._write(start_line(boundary, preload))
+            check_ready(self.readline(START_SECONDS))
+        except (TimeoutError, OSError, SandboxError) as exc:
+            self.kill()
+            raise SandboxError(f"the sandbox worker did not start: {exc or type(exc)}") from exc
+
+    def _write(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
+    def readline(self, timeout: float) -> bytes:
+        """One line; ``TimeoutError`` past ``timeout``, ``ConnectionError`` at end of output."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError
+            if not select.select([fd], [], [], remaining)[0]:
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise ConnectionError("the sandbox worker exited")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def ask(self, job: dict[str, Any], timeout: float) -> TaskOutcome:
+        self._write(json.dumps(job).encode() + b"\n")
+        return outcome_of(json.loads(self.readline(timeout)))
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            if pipe is not None:
+                pipe.close()
+
+
+_servers: dict[tuple[Boundary, tuple[str, ...]], _Server] = {}
+
+
+@atexit.register
+def close() -> None:
+    """End this process's fork servers (each would end at end of input anyway)."""
+    servers = list(_servers.values())
+    _servers.clear()
+    for server in servers:
+        server.kill()
+
+
+def run_task(
+    task: Path,
+    payload: Any,
+    limits: TaskLimits | None = None,
+    *,
+    boundary: Boundary | None = None,
+    preload: Sequence[str] = (),
+) -> TaskOutcome:
+    """Run ``task`` (a file defining ``run(payload, sandbox) -> JSON``) in a fresh child of this
+    process's fork server for ``boundary`` (started on first use)."""
     lim = limits or TaskLimits()
-    job = {"task": key, "payload": payload, "limits": lim.as_job()}
-    return outcome_of(worker.run_job(_tasks[key], job))
+    key = (boundary or Boundary(), tuple(preload))
+    job = _sources.job(task, payload, lim)
+    server = _servers.get(key)
+    if server is None or server.proc.poll() is not None:
+        server = _servers[key] = _Server(*key)
+    try:
+        return server.ask(job, job_deadline(lim))
+    except (TimeoutError, ConnectionError, ValueError, OSError) as exc:
+        del _servers[key]
+        server.kill()
+        return lost_job(exc)

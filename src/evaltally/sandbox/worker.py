@@ -1,13 +1,22 @@
 """The sandbox worker: a fork server that runs each job in a fresh, limited child process.
 
-Runs as ``python -s -S -B -P worker.py`` (see ``runner.py``) and uses only the standard library.
-It reads one start line (``{"preload": [module, ...]}``) and then one job per line
-(``{"task": path, "payload": ..., "limits": {...}}``) from stdin, and answers each job with one
-line on its private stdout: ``{"result": ...}`` or ``{"error": ..., "limit": bool}``.
+Runs as ``python -s -S -B -P worker.py`` (see ``runner.py``), inside the OS boundary
+(``boundary.py``) unless the weaker process mode was chosen, and uses only the standard library.
+It reads one start line (``{"preload": [module, ...], "isolated": bool}``), answers it with
+``{"ready": true}`` once the modules are imported, and then reads one job per line
+(``{"task": name, "source": text, "payload": ..., "limits": {...}}``: the task's source travels
+with the job, so no file outside the package needs to be visible in the sandbox) and answers
+each with one line on its private stdout: ``{"result": ...}`` or ``{"error": ..., "limit": bool}``.
+
+The server makes itself non-dumpable, so a job cannot ptrace it or open its descriptors
+through ``/proc``. Isolated (alone in its PID namespace), after each job it also kills every
+process of the namespace but itself and the namespace's init: nothing a program started
+outlives its job.
 
 Per job it forks: the child starts a new session, gets /dev/null as stdin, a temporary file as
 stdout and stderr (bounded by RLIMIT_FSIZE), a new empty working directory, the memory, file,
-process and CPU limits, the guard (``child.install_guard``), the soft stops, ``random.seed(0)``,
+process and CPU limits, a seccomp filter that refuses new processes (``child.forbid_processes``),
+the guard (``child.install_guard``), the soft stops, ``random.seed(0)``,
 and then calls the task's ``run(payload, child_module)``; it writes the JSON result to a pipe
 and exits. The worker reads the pipe with a wall-clock deadline and a size cap, kills the
 child's process group when either is passed, reaps it and removes its directory. Forking from
@@ -72,6 +81,7 @@ def _in_child(task: Any, job: dict[str, Any], root: str, pipe: int, err: int) ->
         import random
 
         random.seed(0)
+        child.forbid_processes()
         child.install_guard(root)
         child.arm_soft_stops(int(lim["cpu_seconds"]), float(lim["soft_wall_seconds"]))
         try:
@@ -167,23 +177,53 @@ def run_job(task: Any, job: dict[str, Any]) -> dict[str, Any]:
             shutil.rmtree(root, ignore_errors=True)
 
 
-def load_task(path: str, number: int) -> Any:
-    """A task file as a module of its own (``run(payload, sandbox)``), loaded by path."""
-    return _load(path, f"_evaltally_sandbox_task_{number}")
+def load_task(name: str, source: str, number: int) -> Any:
+    """A task's source as a module of its own (``run(payload, sandbox)``)."""
+    module = type(sys)(f"_evaltally_sandbox_task_{number}")
+    module.__file__ = name
+    exec(compile(source, name, "exec", dont_inherit=True), module.__dict__)
+    return module
+
+
+def _not_dumpable() -> None:
+    """PR_SET_DUMPABLE 0: no process of the same uid may ptrace this one or open its /proc
+    entries (its descriptors, its memory); forked children inherit it."""
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+
+
+def sweep() -> None:
+    """Kill every process of this PID namespace except its init (1) and this server."""
+    for name in os.listdir("/proc"):  # noqa: PTH208 - no pathlib in the server, as above
+        if name.isdigit() and int(name) not in (1, os.getpid()):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(name), signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
 
 
 def serve(stdin: IO[bytes], proto: IO[str]) -> None:
     start = json.loads(stdin.readline())
+    isolated = bool(start.get("isolated"))
+    _not_dumpable()  # imports ctypes, which every child's seccomp filter needs
     for name in start.get("preload", []):
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    proto.write(json.dumps({"ready": True}) + "\n")
+    proto.flush()
     tasks: dict[str, Any] = {}
     for raw in stdin:
         job = json.loads(raw)
-        path = job["task"]
-        if path not in tasks:
-            tasks[path] = load_task(path, len(tasks))
-        proto.write(json.dumps(run_job(tasks[path], job)) + "\n")
+        name = job["task"]
+        if name not in tasks:
+            tasks[name] = load_task(name, job["source"], len(tasks))
+        reply = run_job(tasks[name], job)
+        if isolated:
+            sweep()
+        proto.write(json.dumps(reply) + "\n")
         proto.flush()
 
 

@@ -36,11 +36,21 @@ def fetch(
 
 
 @app.command()
-def verify(data: Path = typer.Argument(..., help="Scenario file (.jsonl or .jsonl.gz).")) -> None:
+def verify(
+    data: Path = typer.Argument(..., help="Scenario file (.jsonl or .jsonl.gz)."),
+    sandbox: str = typer.Option(
+        "os", "--sandbox", help='"os" (bubblewrap; the default) or the weaker "process"'
+    ),
+) -> None:
     """Replay every record in the sandbox and compare with its stored traces and states."""
+    from .sandbox import Limits, boundary_of
     from .verify import render, verify_file
 
-    report = guard(lambda: verify_file(data))
+    limits = guard(lambda: Limits(sandbox=sandbox))
+    warning = guard(lambda: boundary_of(limits).require("CTE replay of data-file services"))
+    if warning:
+        typer.echo(f"warning: {warning}", err=True)
+    report = guard(lambda: verify_file(data, limits=limits))
     for line in render(report):
         typer.echo(visible(line))
     if not report.ok:

@@ -1,18 +1,20 @@
 """Run the oracle on service code from a data file in a separate, resource-limited process.
 
 The runner process never executes data-file code. ``replay_in_sandbox`` starts
-``python -I -m evaltally.benchmarks.cte.sandbox`` (isolated mode: no PYTHON* variables, no user
-site, no cwd on sys.path; empty environment; a temporary working directory) and feeds it a batch
-of records on stdin. The child sets RLIMIT_AS (memory), installs the shared guard (no processes,
-sockets or writes outside its directory; ``evaltally.sandbox.child``) and a per-record RLIMIT_CPU
-budget, then streams one JSON line per record on a private copy of stdout (service ``print``
-output goes to stderr, so it cannot forge results). The parent enforces a wall-clock deadline per
-record.
+``python -s -S -B -P -m evaltally.benchmarks.cte.sandbox`` inside the OS boundary
+(``evaltally.sandbox.boundary``: bubblewrap namespaces, uid 65534, no network, a read-only view
+of the interpreter, the package and its dependencies, a private ``/tmp`` as working directory,
+an environment holding only ``PYTHONPATH``) and feeds it a batch of records on stdin. The child
+sets RLIMIT_AS (memory), installs the shared guard (no processes, sockets or writes outside its
+directory; ``evaltally.sandbox.child``: a second layer) and a per-record RLIMIT_CPU budget,
+then streams one JSON line per record on a private copy of stdout (service ``print`` output
+goes to stderr, so it cannot forge results). The parent enforces a wall-clock deadline per
+record. Without bwrap nothing runs (``SandboxUnavailable``); ``Limits.sandbox = "process"``
+chooses the weaker process-only mode explicitly.
 
 If the child dies or overruns (CPU, memory, wall clock), the record in progress is known (it is
 the first one without a result line): it gets a failure naming it, and the rest of the batch
-continues in a fresh child. This is process isolation with limits, not a security boundary
-against hostile code: use it for data you would otherwise import.
+continues in a fresh child.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import site
 import subprocess
 import sys
 import tempfile
@@ -32,6 +35,7 @@ from typing import IO, Any
 
 from evaltally.errors import EvaltallyError, SandboxError
 from evaltally.sandbox import child, death_reason, stderr_tail
+from evaltally.sandbox.boundary import OS, PACKAGE_DIR, Boundary
 
 from .executor import ReplayResult, replay_record
 
@@ -46,6 +50,8 @@ class Limits:
     memory_bytes: int = 1024 * 1024 * 1024
     wall_seconds_per_record: float = 20.0
     startup_seconds: float = 30.0
+    sandbox: str = OS
+    """``os`` (bubblewrap) or the weaker ``process`` (``evaltally.sandbox.boundary``)."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,7 @@ def child_main() -> int:
     proto = child.open_protocol()  # anything the service prints goes to stderr
     job = json.load(sys.stdin)
     child.apply_limits(memory_bytes=int(job["memory_bytes"]))
+    child.forbid_processes()
     child.install_guard(str(Path.cwd()))
     sources: dict[str, str] = job["unedited_sources"]
     for i, record in enumerate(job["records"]):
@@ -133,6 +140,20 @@ def _run_batch(
     return outcomes
 
 
+def boundary_of(limits: Limits) -> Boundary:
+    """The child's boundary: it imports evaltally and its dependencies, read-only."""
+    found = [p for p in (*site.getsitepackages(), site.getusersitepackages()) if Path(p).is_dir()]
+    return Boundary(limits.sandbox, read_only=tuple(found))
+
+
+def _command(boundary: Boundary) -> tuple[list[str], dict[str, str]]:
+    """The child's command line inside ``boundary`` and its environment: only the import path
+    (no site-packages processing, no bytecode writes)."""
+    path = os.pathsep.join([str(PACKAGE_DIR.parent), *boundary.read_only])
+    env = {"PYTHONPATH": path}
+    return boundary.command([sys.executable, "-s", "-S", "-B", "-P", "-m", MODULE], env), env
+
+
 def _one_child(
     batch: Sequence[Mapping[str, Any]],
     sources: Mapping[str, str],
@@ -150,13 +171,10 @@ def _one_child(
     out: list[SandboxOutcome] = []
     with tempfile.TemporaryDirectory(prefix="cte-sandbox-") as cwd, tempfile.TemporaryFile() as err:
         try:
+            boundary = boundary_of(limits)
+            argv, env = _command(boundary)
             proc = subprocess.Popen(
-                [sys.executable, "-I", "-m", MODULE],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                cwd=cwd,
-                env={},
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd=cwd, env=env
             )
         except OSError as exc:
             raise SandboxError(f"cannot start the sandbox process: {exc}") from exc
@@ -181,7 +199,7 @@ def _one_child(
                     continue
                 chunk = os.read(proc.stdout.fileno(), 1 << 16)
                 if not chunk:
-                    failure = _death_reason(proc, err)
+                    failure = _death_reason(proc, err, boundary)
                     break
                 buf += chunk
                 while b"\n" in buf:
@@ -206,13 +224,13 @@ def _one_child(
     return out, failure
 
 
-def _death_reason(proc: subprocess.Popen[bytes], err: IO[bytes]) -> str:
+def _death_reason(proc: subprocess.Popen[bytes], err: IO[bytes], boundary: Boundary) -> str:
     try:
         code = proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         proc.kill()
         code = proc.wait()
-    return death_reason(code, stderr_tail(err.fileno()))
+    return death_reason(boundary.exit_status(code), stderr_tail(err.fileno()))
 
 
 def replay_in_sandbox(
@@ -229,6 +247,7 @@ def replay_in_sandbox(
     parallel children. A failing record yields an outcome with ``error`` set; use
     ``require_results`` to turn failures into a ``SandboxError``."""
     lim = limits or Limits()
+    boundary_of(lim).require("CTE replay of data-file services")  # refuses without bwrap
     n = max(1, min(jobs or min(os.cpu_count() or 1, 4), len(records)))
     size = -(-len(records) // n) if records else 0
     chunks = [records[i : i + size] for i in range(0, len(records), size)] if size else []

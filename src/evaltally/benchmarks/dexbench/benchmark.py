@@ -33,6 +33,7 @@ from evaltally.config import BenchmarkConfig
 from evaltally.errors import DataError
 from evaltally.prompts import dexbench as prompts
 from evaltally.records import Message, PlannedCall, content_hash
+from evaltally.sandbox.boundary import MODES, OS, Boundary
 
 from . import verify
 from .instances import SOURCES, Instance, builtin_path, oracle_fields, read_instances
@@ -57,6 +58,10 @@ class DexOptions(BenchmarkOptions):
     """At most this many instances of each source, in file order."""
     prompt_version: str = prompts.PROMPT_VERSION
     """"dexbench-v1" only to resume a run planned with that wording."""
+    sandbox: str = OS
+    """Where backward answers are verified: "os" (bubblewrap namespaces; without bwrap nothing
+    is verified) or "process" (the weaker process-only sandbox, chosen explicitly: a warning
+    on every run, and the report says so)."""
 
     def check(self) -> None:
         if not self.data:
@@ -78,6 +83,8 @@ class DexOptions(BenchmarkOptions):
         if self.prompt_version not in prompts.PROMPT_VERSIONS:
             versions = ", ".join(prompts.PROMPT_VERSIONS)
             raise OptionError("prompt_version", f"must be one of: {versions}")
+        if self.sandbox not in MODES:
+            raise OptionError("sandbox", f"must be one of: {', '.join(MODES)}")
 
 
 class DexBenchmark(Benchmark):
@@ -145,7 +152,14 @@ class DexBenchmark(Benchmark):
         # Forward answers need no run: they are graded against the covered lines in the export.
         if call.protocol != BACKWARD or not isinstance(answer.parsed, dict):
             return None
-        return verify.job(self._instance(call), str(answer.parsed["input"]))
+        return verify.job(
+            self._instance(call), str(answer.parsed["input"]), sandbox=self.options.sandbox
+        )
+
+    def verification_ready(self) -> str | None:
+        if BACKWARD not in self.options.tasks:
+            return None
+        return Boundary(self.options.sandbox).require("DexBench backward verification")
 
     def data_sources(self) -> list[DataSource]:
         return [DataSource(str(self.data_path), file_sha256(self.data_path))]

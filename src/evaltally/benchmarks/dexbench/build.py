@@ -23,6 +23,7 @@ from typing import Any, TypeGuard
 from evaltally.errors import DataError, SandboxError
 from evaltally.jsonl import read_objects
 from evaltally.sandbox import TaskPool
+from evaltally.sandbox.boundary import OS, Boundary
 
 from . import programs
 from .coverage import Call, Trace, TraceFailure, new_pool, trace
@@ -196,13 +197,15 @@ async def build_async(
     humaneval: Path = HUMANEVAL_FILE,
     pythonsaga: Path | None = None,
     jobs: int | None = None,
+    sandbox: str = OS,
 ) -> BuildResult:
-    """Every instance, in source order: CRUXEval, HumanEval, then PythonSaga when given."""
+    """Every instance, in source order: CRUXEval, HumanEval, then PythonSaga when given; the
+    programs run in ``sandbox`` mode (``sandbox.boundary``)."""
     result = BuildResult([])
     sources: list[tuple[str, Path]] = [("humaneval", humaneval)]
     if pythonsaga is not None:
         sources.append(("pythonsaga", pythonsaga))
-    async with new_pool(jobs) as pool:
+    async with new_pool(jobs, Boundary(sandbox)) as pool:
         result.counts["cruxeval"] = SourceCounts()
         result.instances += await _cruxeval(cruxeval, pool, result.counts["cruxeval"])
         for source, path in sources:

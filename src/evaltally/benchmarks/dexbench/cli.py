@@ -46,8 +46,13 @@ def build(
     humaneval: Path | None = typer.Option(None, help="HumanEval file (default: the packaged one)."),
     jobs: int | None = typer.Option(None, "--jobs", min=1, help="Sandboxes at once (CPU count)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
+    sandbox: str = typer.Option(
+        "os", "--sandbox", help='"os" (bubblewrap; the default) or the weaker "process"'
+    ),
 ) -> None:
     """Build the instances; each program runs in a sandbox to measure its coverage."""
+    from evaltally.sandbox.boundary import Boundary
+
     from .build import CRUXEVAL_FILE, HUMANEVAL_FILE
     from .build import build as run_build
     from .instances import dumps
@@ -55,7 +60,11 @@ def build(
     started = time.monotonic()
     try:
         _refuse_existing(out, force=force)  # before the build, not after it
+        warning = Boundary(sandbox).require("running the source programs")
+        if warning:
+            typer.echo(f"warning: {warning}", err=True)
         result = run_build(
+            sandbox=sandbox,
             cruxeval=cruxeval or CRUXEVAL_FILE,
             humaneval=humaneval or HUMANEVAL_FILE,
             pythonsaga=pythonsaga,

@@ -1,8 +1,9 @@
 """Coverage of a DexBench program, measured in a sandboxed child (never in this process).
 
-``trace`` runs the child through a ``TaskPool`` (the build); ``trace_here`` forks it from the
-calling process, for the verification hook's workers (``sandbox.inline``). Both apply the same
-line rule to the same task's result.
+``trace`` runs the child through a ``TaskPool`` (the build); ``trace_here`` runs it through the
+calling process's own fork server, for the verification hook's workers (``sandbox.inline``).
+Both run it inside the OS boundary (``sandbox.boundary``) and apply the same line rule to the
+same task's result.
 
 The one tool for ground truth and verification is the project's own line tracer
 (``trace_task.py``: ``sys.settrace`` line events in the child, plus the line table of the
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltally.sandbox import TaskLimits, TaskOutcome, TaskPool, inline
+from evaltally.sandbox.boundary import Boundary
 
 from .lines import covered_lines, executable_lines
 
@@ -31,9 +33,9 @@ PRELOAD = (
 )  # fmt: skip
 
 
-def new_pool(jobs: int | None = None) -> TaskPool:
+def new_pool(jobs: int | None = None, boundary: Boundary | None = None) -> TaskPool:
     """A sandbox pool for DexBench programs (use as ``async with new_pool() as pool``)."""
-    return TaskPool(jobs, preload=PRELOAD)
+    return TaskPool(jobs, preload=PRELOAD, boundary=boundary)
 
 
 @dataclass(frozen=True)
@@ -101,12 +103,16 @@ async def trace(
 
 
 def trace_here(
-    program: str, call: Call | None = None, limits: TaskLimits | None = None
+    program: str,
+    call: Call | None = None,
+    limits: TaskLimits | None = None,
+    boundary: Boundary | None = None,
 ) -> Trace | TraceFailure:
-    """``trace`` from a worker process: the child is forked from this process
-    (``sandbox.inline``; the verification hook's workers are started for it)."""
+    """``trace`` from a worker process, off any event loop: the child is forked by this
+    process's fork server (``sandbox.inline``)."""
     prepared = _prepare(program, call)
     if isinstance(prepared, Trace):
         return prepared
     tree, payload = prepared
-    return _measured(tree, inline.run_task(TRACE_TASK, payload, limits))
+    outcome = inline.run_task(TRACE_TASK, payload, limits, boundary=boundary, preload=PRELOAD)
+    return _measured(tree, outcome)

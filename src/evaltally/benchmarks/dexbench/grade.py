@@ -140,6 +140,7 @@ def _task_stats(rows: Sequence[Row], parser: Any) -> dict[str, Any]:
 def _verification_stats(rows: Sequence[Row]) -> dict[str, Any]:
     verdicts: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
+    sandboxes: Counter[str] = Counter()
     for r in rows:
         if r["status"] != "ok":
             continue
@@ -149,7 +150,14 @@ def _verification_stats(rows: Sequence[Row]) -> dict[str, Any]:
             continue
         verdicts[str(v.get("status"))] += 1
         reasons[verdict_code(v)] += 1
-    return {"verdicts": dict(sorted(verdicts.items())), "reasons": dict(sorted(reasons.items()))}
+        detail = v.get("detail")
+        if isinstance(detail, Mapping) and detail.get("sandbox"):
+            sandboxes[str(detail["sandbox"])] += 1
+    return {
+        "verdicts": dict(sorted(verdicts.items())),
+        "reasons": dict(sorted(reasons.items())),
+        "sandboxes": dict(sorted(sandboxes.items())),
+    }
 
 
 def _per_instance(

@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 from evaltally.report.figures import pyplot
 from evaltally.report.section import Figure, GradeSettings, Section
 from evaltally.report.tables import Table, pct
+from evaltally.sandbox.boundary import PROCESS
 
 from .grade import SOURCE_ORDER, check_row, grade_rows
 
@@ -169,8 +170,29 @@ def outcome_table(groups: Sequence[Mapping[str, Any]]) -> Table:
         ("benchmark", "model", "source", "task", "statuses", "parse outcomes", "verdicts",
          "verdict reasons"),
         rows,
+        sandbox_note(groups),
         left=8,
     )  # fmt: skip
+
+
+def sandbox_note(groups: Sequence[Mapping[str, Any]]) -> str:
+    """Which sandbox the backward verdicts ran in; the weaker process-only mode is stated."""
+    used: dict[str, int] = {}
+    for g in groups:
+        sandboxes = (g.get("backward") or {}).get("verification", {}).get("sandboxes") or {}
+        for mode, n in sandboxes.items():
+            used[mode] = used.get(mode, 0) + n
+    weak = used.get(PROCESS, 0)
+    if weak:
+        return (
+            f"WARNING: {weak} backward verdict(s) ran in the weaker process-only sandbox "
+            '(sandbox = "process"): no kernel boundary around the programs they ran.'
+        )
+    if used:
+        return (
+            "Backward verdicts ran in the OS sandbox (bubblewrap namespaces, no key, no network)."
+        )
+    return ""
 
 
 def _without_benchmark(table: Table) -> Table:
