@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from evaltally import startup
+from evaltally.cli import startup
 
 startup.begin()
 

@@ -1,5 +1,5 @@
-"""The layout is the architecture: prompt texts are pure, and the registry is the only list of
-benchmark kinds."""
+"""The layout is the architecture: prompt texts are pure, the registry is the only list of
+benchmark kinds, and only entry points import the command line."""
 
 from __future__ import annotations
 
@@ -52,3 +52,18 @@ def test_no_module_outside_the_registry_lists_the_kinds() -> None:
             continue
         text = path.read_text()
         assert '"cte"' not in text and "'cte'" not in text, path
+
+
+def _outside(path: Path, *allowed: str) -> bool:
+    rel = path.relative_to(SRC)
+    return not any(rel.match(pattern) for pattern in allowed)
+
+
+def test_only_entry_points_import_the_command_line() -> None:
+    # The CLI is the top floor: the library never reaches up into it, so a command's
+    # output, guard and options stay the command line's own.
+    for path in SRC.rglob("*.py"):
+        if not _outside(path, "cli/*.py", "benchmarks/*/cli.py", "__main__.py", "*/__main__.py"):
+            continue
+        bad = {m for m in _imports(path) if m == "evaltally.cli" or m.startswith("evaltally.cli.")}
+        assert not bad, f"{path.relative_to(SRC)} imports {bad}"

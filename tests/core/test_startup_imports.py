@@ -21,11 +21,12 @@ NOT_IN_A_RUN = (
     "evaltally.mockserver",
     "evaltally.view",
     "evaltally.report",
-    "evaltally.cli_batch",
+    "evaltally.cli.batch",
     "evaltally.batch_plan",
     "evaltally.runner.batch.rounds",
     "evaltally.adapters.batch",
-    "evaltally.benchmarks.cli_common",
+    "evaltally.cli.derived",
+    "evaltally.cli.mock_server",
     "evaltally.benchmarks.cte.cli",
     "evaltally.benchmarks.ctxgap.cli",
     "evaltally.benchmarks.dexbench.cli",
@@ -41,7 +42,7 @@ NOT_IN_A_RUN = (
 )
 
 # `tally ARGS` through the CLI app in this process, started as `tally` starts it (the collector
-# paused, evaltally.startup), then what the process holds into the file named by the first
+# paused, evaltally.cli.startup), then what the process holds into the file named by the first
 # argument (`tally`'s own entry point ends the process with os._exit, before anything could be
 # read).
 PROBE = """
@@ -49,9 +50,9 @@ import gc, sys
 from pathlib import Path
 import orjson
 out = Path(sys.argv.pop(1))
-from evaltally import startup
+from evaltally.cli import startup
 startup.begin()
-from evaltally.cli import app
+from evaltally.cli.root import app
 try:
     app()
 except SystemExit as done:

@@ -11,18 +11,19 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from evaltally.benchmarks.cli_common import guard
+from evaltally.cli import options
+from evaltally.cli.output import err, guard
 from evaltally.errors import EvaltallyError
 
 app = typer.Typer(
-    help="CTE-Bench: fetch the official data, verify it by replay, describe and generate it.",
+    help="CTE-Bench: fetch the official data, replay it to check it, describe and generate it.",
     no_args_is_help=True,
 )
 
 
 @app.command()
 def fetch(
-    out: Path = typer.Option(Path("data/cte-bench"), "-o", "--out", help="Target directory."),
+    out: Path = options.output("Target directory.", Path("data/cte-bench")),
     url: list[str] = typer.Option(
         [], "--url", help="Download from this URL instead (repeatable; tried in order)."
     ),
@@ -36,7 +37,7 @@ def fetch(
 
 
 @app.command()
-def verify(data: Path = typer.Argument(..., help="Scenario file (.jsonl or .jsonl.gz).")) -> None:
+def replay(data: Path = typer.Argument(..., help="Scenario file (.jsonl or .jsonl.gz).")) -> None:
     """Replay every record in the sandbox and compare with its stored traces and states."""
     from .verify import render, verify_file
 
@@ -45,6 +46,13 @@ def verify(data: Path = typer.Argument(..., help="Scenario file (.jsonl or .json
         typer.echo(line)
     if not report.ok:
         raise typer.Exit(1)
+
+
+@app.command("verify", hidden=True)
+def verify(data: Path = typer.Argument(..., help="Scenario file (.jsonl or .jsonl.gz).")) -> None:
+    """The earlier name of `replay` (`verify` now means only `tally verify RUN`)."""
+    err.print("note: `tally cte verify` is now `tally cte replay`")
+    replay(data)
 
 
 @app.command()
@@ -65,7 +73,7 @@ def stats(
 @app.command()
 def generate(
     seed: int = typer.Option(..., "--seed", help="Generator seed."),
-    out: Path = typer.Option(..., "-o", "--out", help="Output JSONL file."),
+    out: Path = options.output("Output JSONL file.", ...),
     probe: str | None = typer.Option(
         None,
         "--probe",

@@ -11,7 +11,8 @@ import orjson
 import typer
 from rich.console import Console
 
-from evaltally.benchmarks.cli_common import guard
+from evaltally.cli import options
+from evaltally.cli.output import guard
 from evaltally.errors import EvaltallyError
 
 if TYPE_CHECKING:
@@ -61,9 +62,7 @@ def check(data: str = typer.Argument(..., help=DATA_HELP)) -> None:
 @app.command("export-observer-inputs")
 def export_observer_inputs(
     data: str | None = typer.Argument(None, help=DATA_HELP + " Or give --config or --run."),
-    output: Path = typer.Option(
-        ..., "-o", "--output", help="JSONL file to write (must not exist)."
-    ),
+    output: Path = options.output("JSONL file to write (must not exist).", ...),
     config: Path | None = typer.Option(
         None, "--config", help="A sweep config: the units its ctxgap benchmark plans."
     ),
@@ -146,9 +145,7 @@ def _options(
 def score_labels(
     data: str = typer.Argument(..., help=DATA_HELP),
     labels: str = typer.Option(..., "--labels", help='Labels JSONL file, or "example".'),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", help="JSON report (must not exist)."
-    ),
+    output: Path | None = options.output("JSON report (must not exist)."),
     markdown_out: Path | None = typer.Option(
         None, "--markdown", help="Markdown report (must not exist)."
     ),

@@ -6,12 +6,9 @@ from pathlib import Path
 
 import typer
 
-from evaltally.benchmarks.cli_common import (
-    derived_run_dir,
-    guard,
-    model_tables,
-    start_derived_run,
-)
+from evaltally.cli import options
+from evaltally.cli.derived import derived_run_dir, model_tables, start_derived_run
+from evaltally.cli.output import guard
 
 
 def fork(
@@ -31,9 +28,9 @@ def fork(
     bucket: str = typer.Option(
         "value", "--bucket", help="Entropy buckets: value, or key paths such as tool,target."
     ),
-    out: Path | None = typer.Option(None, "-o", "--out", help="The new run directory."),
+    out: Path | None = options.output("The new run directory."),
     name: str | None = typer.Option(None, "--name", help="The new run's name, beside RUN."),
-    budget: float | None = typer.Option(None, "--budget", help="Stop sending at this spend (USD)."),
+    budget: options.Budget = None,
 ) -> None:
     """Replay a recorded chain from step AT on, REPLAYS times, in a new run that names its
     parent; the parent's ledger is only read. `tally report` on the new run gives the entropy

@@ -8,12 +8,9 @@ from pathlib import Path
 
 import typer
 
-from evaltally.benchmarks.cli_common import (
-    derived_run_dir,
-    guard,
-    model_tables,
-    start_derived_run,
-)
+from evaltally.cli import options
+from evaltally.cli.derived import derived_run_dir, model_tables, start_derived_run
+from evaltally.cli.output import guard
 from evaltally.errors import ConfigError
 
 app = typer.Typer(
@@ -72,9 +69,9 @@ def cte_judge(
         [], "--condition", help="full or prefix (repeatable; default: both)."
     ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Judge the first N chains."),
-    out: Path | None = typer.Option(None, "-o", "--out", help="The new run directory."),
+    out: Path | None = options.output("The new run directory."),
     name: str | None = typer.Option(None, "--name", help="The new run's name, beside RUN."),
-    budget: float | None = typer.Option(None, "--budget", help="Stop sending at this spend (USD)."),
+    budget: options.Budget = None,
 ) -> None:
     """Ask judge models where each recorded free rollout first went wrong, under both
     visibility conditions, in a new run (resumable with `tally resume`); `tally report` on it

@@ -1,34 +1,21 @@
-"""What every benchmark's CLI sub-app (`tally <kind> ...`) shares: error handling, and starting a
-run built on another run (`tally fork`, `tally scae cte-judge`)."""
+"""Starting a run built on another run (`tally fork`, `tally scae cte-judge`): where it goes,
+its config's model tables, and running it like `tally run`."""
 
 from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
-
-import typer
+from typing import Any
 
 from evaltally.errors import ConfigError, EvaltallyError
-
-T = TypeVar("T")
-
-
-def guard(fn: Callable[[], T]) -> T:
-    """Run ``fn``; an EvaltallyError becomes its message on stderr and its exit code."""
-    try:
-        return fn()
-    except EvaltallyError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(exc.exit_code) from None
 
 
 def derived_run_dir(parent: Path, out: Path | None, name: str | None, suffix: str) -> Path:
     """The directory of a run built on `parent`: `-o DIR`, or `--name NAME` beside the parent,
     or `<parent name>-<suffix>` beside it."""
     if out is not None and name is not None:
-        raise EvaltallyError("give either -o/--out or --name, not both")
+        raise EvaltallyError("give either -o/--output or --name, not both")
     if out is not None:
         return out
     return Path(parent).resolve().parent / (name or f"{Path(parent).resolve().name}-{suffix}")
@@ -38,7 +25,7 @@ def start_derived_run(run_dir: Path, compose: Callable[[], str], budget: float |
     """Write the config `compose()` returns as `run_dir`'s config copy (run_dir.py), then run it
     like `tally run`, with the same summary and exit statuses. `tally resume run_dir`
     continues it."""
-    from evaltally.cli import run_config
+    from evaltally.cli.runs import run_config
     from evaltally.config import load_config
     from evaltally.ledger.files import ledger_path
     from evaltally.run_dir import write_derived_config

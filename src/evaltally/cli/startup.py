@@ -34,6 +34,6 @@ def end() -> None:
 def main() -> None:
     """`tally` (and `python -m evaltally`): the CLI, imported with the collector already off."""
     begin()
-    from evaltally.cli import main as cli_main
+    from evaltally.cli.root import main as cli_main
 
     cli_main()
