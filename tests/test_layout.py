@@ -67,3 +67,20 @@ def test_only_entry_points_import_the_command_line() -> None:
             continue
         bad = {m for m in _imports(path) if m == "evaltally.cli" or m.startswith("evaltally.cli.")}
         assert not bad, f"{path.relative_to(SRC)} imports {bad}"
+
+
+def _package_imports(package: str) -> dict[str, set[str]]:
+    return {str(path.relative_to(SRC)): _imports(path) for path in (SRC / package).rglob("*.py")}
+
+
+def test_the_runner_never_reaches_up_into_the_run_or_the_command_line() -> None:
+    # run/ opens a run and drives it through runner/; the runner knows neither layer above it.
+    for path, names in _package_imports("runner").items():
+        bad = {m for m in names if m.split(".")[:2] in (["evaltally", "run"], ["evaltally", "cli"])}
+        assert not bad, f"{path} imports {bad}"
+
+
+def test_the_package_root_keeps_few_loose_modules() -> None:
+    # Everything else lives in a package named for its job (docs/testing.md, "Layout").
+    loose = sorted(p.name for p in SRC.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
+    assert len(loose) <= 7, loose

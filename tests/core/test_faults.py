@@ -10,7 +10,7 @@ from typing import Any
 from evaltally.config import load_config
 from evaltally.ledger import unpack_body
 from evaltally.mockserver import FaultRule
-from evaltally.runner.session import run_session
+from evaltally.run.session import run_session
 from testkit import FAKE_KEY, tally, write_config, write_items
 
 ENV = {"EVALTALLY_TEST_KEY": FAKE_KEY}

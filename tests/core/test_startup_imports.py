@@ -22,7 +22,7 @@ NOT_IN_A_RUN = (
     "evaltally.view",
     "evaltally.report",
     "evaltally.cli.batch",
-    "evaltally.batch_plan",
+    "evaltally.plan.batches",
     "evaltally.runner.batch.rounds",
     "evaltally.adapters.batch",
     "evaltally.cli.derived",
@@ -94,7 +94,7 @@ def test_a_one_call_run_loads_no_module_it_does_not_use(tmp_path: Path, mock_pro
     assert run["code"] == 0
     assert mock.stats()["total"] == 1
     names = run["modules"]
-    assert "evaltally.runner.session" in names and "aiohttp" in names  # it did run
+    assert "evaltally.run.session" in names and "aiohttp" in names  # it did run
     assert [m for m in NOT_IN_A_RUN if _loaded(names, m)] == []
 
 

@@ -22,13 +22,13 @@ def derived_run_dir(parent: Path, out: Path | None, name: str | None, suffix: st
 
 
 def start_derived_run(run_dir: Path, compose: Callable[[], str], budget: float | None) -> None:
-    """Write the config `compose()` returns as `run_dir`'s config copy (run_dir.py), then run it
-    like `tally run`, with the same summary and exit statuses. `tally resume run_dir`
+    """Write the config `compose()` returns as `run_dir`'s config copy (config/run_dir.py), then
+    run it like `tally run`, with the same summary and exit statuses. `tally resume run_dir`
     continues it."""
     from evaltally.cli.runs import run_config
     from evaltally.config import load_config
+    from evaltally.config.run_dir import write_derived_config
     from evaltally.ledger.files import ledger_path
-    from evaltally.run_dir import write_derived_config
 
     # The composed config is the run's copy before its ledger exists (unlike `tally run`, whose
     # copy follows the ledger), so a first start must not read as a lost ledger.

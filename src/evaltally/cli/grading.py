@@ -72,10 +72,10 @@ def report(run_dir: RunDir, resamples: Resamples = None, seed: Seed = 0) -> None
     def go() -> None:
         import tempfile
 
+        from evaltally.config.run_dir import load_run_config
         from evaltally.errors import DataError
         from evaltally.ledger import export_run, latest_meta
         from evaltally.report import grade_export
-        from evaltally.run_dir import load_run_config
 
         config = load_run_config(run_dir)
         modes = {m.key: m.reasoning for m in config.models}

@@ -30,9 +30,9 @@ def status(
     """Counts by status and lane."""
 
     def go() -> None:
-        from evaltally.audit import audit_run
+        from evaltally.config.run_dir import load_run_config
         from evaltally.ledger import run_status
-        from evaltally.run_dir import load_run_config
+        from evaltally.ledger.audit import audit_run
 
         data = run_status(run_dir).as_dict()
         audits = audit_run(run_dir, load_run_config(run_dir))
@@ -83,7 +83,7 @@ def _print_status(data: dict[str, Any]) -> None:
 def export_enricher(run_dir: Path) -> Callable[[dict[str, Any]], Any]:
     """Benchmark kind, role and oracle fields for export rows, from the run's config copy."""
     from evaltally.benchmarks.enrich import export_enricher as enricher
-    from evaltally.run_dir import load_run_config
+    from evaltally.config.run_dir import load_run_config
 
     return enricher(load_run_config(run_dir), run_dir)
 

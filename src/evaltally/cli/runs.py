@@ -32,12 +32,12 @@ def plan(config: ConfigFile) -> None:
     def go() -> None:
         from rich.table import Table
 
-        from evaltally.batch_plan import plan_batches
         from evaltally.benchmarks.registry import load_benchmarks
         from evaltally.cli.batch import plan_lines
         from evaltally.config import load_config
         from evaltally.config.checks import check_runs_dir
         from evaltally.plan import summarize_plan
+        from evaltally.plan.batches import plan_batches
         from evaltally.records import SUBJECT
 
         cfg = load_config(config)
@@ -57,9 +57,7 @@ def plan(config: ConfigFile) -> None:
             price = prices[model]
             cost = "-"
             if price:
-                usd = row.input_tokens * price.input_per_mtok
-                usd += row.output_tokens * price.output_per_mtok
-                cost = f"${usd / 1e6:,.2f}"
+                cost = f"${price.usd(row.input_tokens, row.output_tokens):,.2f}"
             table.add_row(
                 model,
                 bench,
@@ -84,7 +82,7 @@ def run_config(load: Callable[[], Any], budget: float | None, start_over: bool =
     exit with the documented status. Shared by run, resume and the commands that start a run
     of their own (`tally fork`, `tally scae cte-judge`)."""
     from evaltally.config import check_budget
-    from evaltally.runner.session import run_session
+    from evaltally.run.session import run_session
 
     def go() -> int:
         limit = check_budget(budget, "command line", "--budget")
@@ -145,6 +143,6 @@ def run(config: ConfigFile, budget: Budget = None, start_over: StartOver = False
 def resume(run_dir: RunDir, budget: Budget = None, start_over: StartOver = False) -> None:
     """Finish an interrupted run: re-run failed, blocked and unfinished calls, never an answer
     already recorded."""
-    from evaltally.run_dir import load_run_config
+    from evaltally.config.run_dir import load_run_config
 
     run_config(lambda: load_run_config(run_dir), budget, start_over)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaltally.benchmarks.registry import load_benchmarks
+from evaltally.config.run_dir import load_run_config
 from evaltally.ledger import Ledger
-from evaltally.run_dir import load_run_config
 from evaltally.runner.verification import Verifier, verify_recorded
 from evaltally.runner.workers import WorkerPool
 

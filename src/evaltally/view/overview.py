@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict
 from typing import Any
 
-from evaltally.audit import audit_run
+from evaltally.ledger.audit import audit_run
 from evaltally.ledger.status import attempts_by_model, run_status
 from evaltally.view.runs import ViewRun, live_session
 

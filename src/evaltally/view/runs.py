@@ -122,7 +122,7 @@ class ViewRun:
             if self._loaded:
                 return
             from evaltally.benchmarks.registry import load_benchmarks
-            from evaltally.run_dir import load_run_config
+            from evaltally.config.run_dir import load_run_config
 
             try:
                 self._config = load_run_config(self.run_dir)

@@ -99,7 +99,7 @@ def _planned_units(
     from a sweep's ctxgap benchmark (the views it runs)."""
     from evaltally.benchmarks.registry import load_benchmark
     from evaltally.config import load_config
-    from evaltally.run_dir import load_run_config
+    from evaltally.config.run_dir import load_run_config
 
     from .benchmark import CtxgapBenchmark
     from .data import load_dataset

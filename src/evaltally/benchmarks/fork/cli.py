@@ -39,9 +39,9 @@ def fork(
     target = guard(lambda: derived_run_dir(parent, out, name, f"fork-{chain[:8]}-at{at}"))
 
     def compose() -> str:
+        from evaltally.config.run_dir import CONFIG_COPY, load_run_config
+        from evaltally.config.toml_text import derived_config
         from evaltally.ledger.recorded import read_chain, resolve_chain
-        from evaltally.run_dir import CONFIG_COPY, load_run_config
-        from evaltally.toml_text import derived_config
 
         load_run_config(parent)  # a clear error when RUN is not a run directory
         chain_id = resolve_chain(parent, chain)

@@ -80,8 +80,8 @@ def cte_judge(
     target = guard(lambda: derived_run_dir(parent, out, name, "cte-judge"))
 
     def compose() -> str:
-        from evaltally.run_dir import CONFIG_COPY, load_run_config
-        from evaltally.toml_text import derived_config
+        from evaltally.config.run_dir import CONFIG_COPY, load_run_config
+        from evaltally.config.toml_text import derived_config
 
         load_run_config(parent)  # a clear error when RUN is not a run directory
         try:
