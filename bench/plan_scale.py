@@ -43,7 +43,7 @@ def rss_mb() -> float:
 
 
 async def phase(name: str, config_path: Path) -> dict[str, Any]:
-    from evaltally.benchmarks.registry import load_benchmarks
+    from evaltally.benchmarks.binding import load_benchmarks
     from evaltally.config import load_config
     from evaltally.ledger import Ledger
     from evaltally.plan import iter_plan

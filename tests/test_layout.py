@@ -84,3 +84,11 @@ def test_the_package_root_keeps_few_loose_modules() -> None:
     # Everything else lives in a package named for its job (docs/testing.md, "Layout").
     loose = sorted(p.name for p in SRC.glob("*.py") if p.name not in ("__init__.py", "__main__.py"))
     assert len(loose) <= 7, loose
+
+
+def test_config_is_data_and_never_imports_a_benchmark() -> None:
+    # Kind lookup, typed options, role and baseline checks are the benchmarks' binding step
+    # (benchmarks/binding.py); config/ only reads the file into frozen records.
+    for path, names in _package_imports("config").items():
+        bad = {m for m in names if m.startswith("evaltally.benchmarks")}
+        assert not bad, f"{path} imports {bad}"

@@ -6,7 +6,8 @@ else may move between releases.
 
 from __future__ import annotations
 
-from evaltally.config import SweepConfig, load_config
+from evaltally.benchmarks.binding import load_config
+from evaltally.config import SweepConfig
 from evaltally.errors import (
     ConfigError,
     CredentialError,

@@ -43,8 +43,8 @@ def grade(
     """Every benchmark's metrics from an export file alone, by benchmark kind."""
 
     def go() -> None:
+        from evaltally.benchmarks.binding import load_benchmarks
         from evaltally.benchmarks.enrich import data_sources
-        from evaltally.benchmarks.registry import load_benchmarks
         from evaltally.config import load_config
         from evaltally.report import grade_export
 

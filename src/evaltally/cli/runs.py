@@ -32,7 +32,7 @@ def plan(config: ConfigFile) -> None:
     def go() -> None:
         from rich.table import Table
 
-        from evaltally.benchmarks.registry import load_benchmarks
+        from evaltally.benchmarks.binding import load_benchmarks
         from evaltally.cli.batch import plan_lines
         from evaltally.config import load_config
         from evaltally.config.checks import check_runs_dir

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evaltally.benchmarks.base import Benchmark
+from evaltally.benchmarks.binding import bind_benchmarks, load_benchmarks
 from evaltally.benchmarks.enrich import data_sources, parents
-from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import SweepConfig, read_api_keys
 from evaltally.config.checks import make_run_dir
 from evaltally.config.run_dir import CONFIG_COPY, keep_config_copy
@@ -45,6 +45,7 @@ async def open_run(
 
     `start_over`: the run's ledger was lost (see Ledger.open); begin it again from nothing.
     """
+    bind_benchmarks(config)  # the config's own errors first, as when it was loaded
     keys = read_api_keys(config, env)
     benchmarks = load_benchmarks(config)
     units = build_units(config, keys)

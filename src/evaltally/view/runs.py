@@ -121,7 +121,7 @@ class ViewRun:
         with self._lock:
             if self._loaded:
                 return
-            from evaltally.benchmarks.registry import load_benchmarks
+            from evaltally.benchmarks.binding import load_benchmarks
             from evaltally.config.run_dir import load_run_config
 
             try:
