@@ -63,7 +63,7 @@ def test_only_entry_points_import_the_command_line() -> None:
     # The CLI is the top floor: the library never reaches up into it, so a command's
     # output, guard and options stay the command line's own.
     for path in SRC.rglob("*.py"):
-        if not _outside(path, "cli/*.py", "benchmarks/*/cli.py", "__main__.py", "*/__main__.py"):
+        if not _outside(path, "cli/*.py", "benchmarks/*/cli.py", "__main__.py"):
             continue
         bad = {m for m in _imports(path) if m == "evaltally.cli" or m.startswith("evaltally.cli.")}
         assert not bad, f"{path.relative_to(SRC)} imports {bad}"
@@ -92,3 +92,16 @@ def test_config_is_data_and_never_imports_a_benchmark() -> None:
     for path, names in _package_imports("config").items():
         bad = {m for m in names if m.startswith("evaltally.benchmarks")}
         assert not bad, f"{path} imports {bad}"
+
+
+def test_a_benchmarks_commands_take_from_the_command_line_only_its_kinds_module() -> None:
+    # cli/kinds.py is the one door (guard, consoles, shared options, derived runs): the command
+    # line mounts the benchmarks' commands, and they reach back through this door alone.
+    for path in SRC.glob("benchmarks/*/cli.py"):
+        taken = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("evaltally.cli"):
+                taken.update(f"{node.module}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                taken.update(a.name for a in node.names if a.name.startswith("evaltally.cli"))
+        assert taken <= {"evaltally.cli.kinds"}, f"{path.relative_to(SRC)} takes {taken}"

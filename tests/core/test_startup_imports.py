@@ -26,7 +26,6 @@ NOT_IN_A_RUN = (
     "evaltally.runner.batch.rounds",
     "evaltally.adapters.batch",
     "evaltally.cli.derived",
-    "evaltally.cli.mock_server",
     "evaltally.benchmarks.cte.cli",
     "evaltally.benchmarks.ctxgap.cli",
     "evaltally.benchmarks.dexbench.cli",

@@ -17,7 +17,7 @@ from cte_e2e_kit import CORE_V1, baseline_config
 from evaltally.benchmarks.cte.collect import collect
 from evaltally.benchmarks.cte.records import load_scenarios
 from evaltally.benchmarks.cte.stats import composition, resolve_data
-from evaltally.report import grade_export
+from evaltally.benchmarks.grading import grade_export
 from testkit import tally
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

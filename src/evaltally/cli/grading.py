@@ -45,8 +45,8 @@ def grade(
     def go() -> None:
         from evaltally.benchmarks.binding import load_benchmarks
         from evaltally.benchmarks.enrich import data_sources
+        from evaltally.benchmarks.grading import grade_export
         from evaltally.config import load_config
-        from evaltally.report import grade_export
 
         modes = sources = None
         if config is not None:
@@ -72,10 +72,10 @@ def report(run_dir: RunDir, resamples: Resamples = None, seed: Seed = 0) -> None
     def go() -> None:
         import tempfile
 
+        from evaltally.benchmarks.grading import grade_export
         from evaltally.config.run_dir import load_run_config
         from evaltally.errors import DataError
         from evaltally.ledger import export_run, latest_meta
-        from evaltally.report import grade_export
 
         config = load_run_config(run_dir)
         modes = {m.key: m.reasoning for m in config.models}

@@ -17,7 +17,7 @@ from typer.core import TyperGroup
 from typer.main import get_group
 
 from evaltally.benchmarks.base import BenchmarkKind
-from evaltally.cli import startup
+from evaltally.cli.startup import end
 
 Command = Any
 """typer's vendored click `Command` (typer exports no name for it)."""
@@ -66,7 +66,7 @@ class LazyCommands(MutableMapping[str, Command]):
 def _build(name: str, mount: Mount) -> Command:
     # The same typer machinery that mounts a command on the root app, applied to an app holding
     # only this one: the command comes out exactly as if it had been mounted up front.
-    startup.end()  # its work begins without passing cli.output.guard
+    end()  # its work begins without passing cli.output.guard
     holder = typer.Typer()
     mount(holder)
     return get_group(holder).commands[name]
@@ -93,7 +93,7 @@ def _kind_command(kind: BenchmarkKind) -> Mount:
 
 
 def _mock_server(app: typer.Typer) -> object:
-    from evaltally.cli.mock_server import mock_server_command
+    from evaltally.mockserver.cli import mock_server_command
 
     return app.command("mock-server")(mock_server_command)
 

@@ -24,7 +24,7 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from evaltally.cli import startup
+from evaltally.cli.startup import end
 from evaltally.errors import EvaltallyError
 
 EXIT_OK = 0
@@ -52,7 +52,7 @@ def labelled(label: str, style: str, text: str) -> Text:
 def guard(fn: Callable[[], T], *, resumable: bool = False) -> T:
     """Turn our errors into one clear line on stderr and the documented exit status; a
     `resumable` command's interruption says how to continue the run."""
-    startup.end()
+    end()
     try:
         return fn()
     except EvaltallyError as exc:

@@ -9,8 +9,12 @@ from typing import TextIO, cast
 
 import typer
 
-from evaltally.cli import grading, ledger, runs, startup, view
+from evaltally.cli.grading import grade, regrade, report
 from evaltally.cli.group import RootGroup
+from evaltally.cli.ledger import export, status, verify
+from evaltally.cli.runs import plan, resume, run
+from evaltally.cli.startup import begin
+from evaltally.cli.view import view
 from evaltally.redact import RedactingStream
 
 app = typer.Typer(
@@ -20,25 +24,14 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-for command in (
-    runs.plan,
-    runs.run,
-    runs.resume,
-    ledger.status,
-    ledger.export,
-    ledger.verify,
-    grading.grade,
-    grading.report,
-    grading.regrade,
-    view.view,
-):
+for command in (plan, run, resume, status, export, verify, grade, report, regrade, view):
     app.command()(command)
 
 
 def main() -> None:
     # Parsing the command line runs without the cyclic garbage collector, until the command's
     # work begins: `guard`, or a mounted command when it is built (cli/group.py, cli/startup.py).
-    startup.begin()
+    begin()
     # Everything this process prints, tracebacks included, passes redaction (evaltally.redact).
     sys.stdout = cast(TextIO, RedactingStream(sys.stdout))
     sys.stderr = cast(TextIO, RedactingStream(sys.stderr))

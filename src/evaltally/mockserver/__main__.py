@@ -1,5 +1,5 @@
 """`python -m evaltally.mockserver [options]`: the mock provider without the root CLI."""
 
-from evaltally.cli.mock_server import main
+from evaltally.mockserver.cli import main
 
 main()

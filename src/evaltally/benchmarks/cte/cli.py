@@ -11,8 +11,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from evaltally.cli import options
-from evaltally.cli.output import err, guard
+from evaltally.cli import kinds
 from evaltally.errors import EvaltallyError
 
 app = typer.Typer(
@@ -23,7 +22,7 @@ app = typer.Typer(
 
 @app.command()
 def fetch(
-    out: Path = options.output("Target directory.", Path("data/cte-bench")),
+    out: Path = kinds.options.output("Target directory.", Path("data/cte-bench")),
     url: list[str] = typer.Option(
         [], "--url", help="Download from this URL instead (repeatable; tried in order)."
     ),
@@ -32,7 +31,7 @@ def fetch(
     from .fetch import OFFICIAL_URLS
     from .fetch import fetch as do_fetch
 
-    path = guard(lambda: do_fetch(out, urls=url or OFFICIAL_URLS))
+    path = kinds.guard(lambda: do_fetch(out, urls=url or OFFICIAL_URLS))
     typer.echo(f"{path}: SHA-256 verified")
 
 
@@ -41,7 +40,7 @@ def replay(data: Path = typer.Argument(..., help="Scenario file (.jsonl or .json
     """Replay every record in the sandbox and compare with its stored traces and states."""
     from .verify import render, verify_file
 
-    report = guard(lambda: verify_file(data))
+    report = kinds.guard(lambda: verify_file(data))
     for line in render(report):
         typer.echo(line)
     if not report.ok:
@@ -51,7 +50,7 @@ def replay(data: Path = typer.Argument(..., help="Scenario file (.jsonl or .json
 @app.command("verify", hidden=True)
 def verify(data: Path = typer.Argument(..., help="Scenario file (.jsonl or .jsonl.gz).")) -> None:
     """The earlier name of `replay` (`verify` now means only `tally verify RUN`)."""
-    err.print("note: `tally cte verify` is now `tally cte replay`")
+    kinds.err.print("note: `tally cte verify` is now `tally cte replay`")
     replay(data)
 
 
@@ -63,7 +62,7 @@ def stats(
     """Composition per service x intervention kind: scenarios, scored calls, effect steps."""
     from .stats import file_stats, render_table
 
-    result: dict[str, Any] = guard(lambda: file_stats(data))
+    result: dict[str, Any] = kinds.guard(lambda: file_stats(data))
     if as_json:
         typer.echo(json.dumps(result, indent=2))
     else:
@@ -73,7 +72,7 @@ def stats(
 @app.command()
 def generate(
     seed: int = typer.Option(..., "--seed", help="Generator seed."),
-    out: Path = options.output("Output JSONL file.", ...),
+    out: Path = kinds.options.output("Output JSONL file.", ...),
     probe: str | None = typer.Option(
         None,
         "--probe",
@@ -94,7 +93,7 @@ def generate(
         except ValueError as exc:  # an unknown probe name, checked before any work
             raise EvaltallyError(f"--probe: {exc}") from None
 
-    n = guard(run)
+    n = kinds.guard(run)
     typer.echo(f"{out}: {n} scenarios")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from evaltally.cli import options
+from evaltally.cli import kinds
 from evaltally.errors import DataError, EvaltallyError
 
 app = typer.Typer(
@@ -39,7 +39,7 @@ def _write_whole(text: str, out: Path) -> None:
 
 @app.command()
 def build(
-    out: Path = options.output("Instance file to write (JSON Lines).", ...),
+    out: Path = kinds.options.output("Instance file to write (JSON Lines).", ...),
     pythonsaga: Path | None = typer.Option(
         None, "--pythonsaga", help="Your copy of PythonSaga's basic185.jsonl (never shipped)."
     ),

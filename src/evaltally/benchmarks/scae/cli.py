@@ -8,9 +8,7 @@ from pathlib import Path
 
 import typer
 
-from evaltally.cli import options
-from evaltally.cli.derived import derived_run_dir, model_tables, start_derived_run
-from evaltally.cli.output import guard
+from evaltally.cli import kinds
 from evaltally.errors import ConfigError
 
 app = typer.Typer(
@@ -51,7 +49,7 @@ def check(
             f"chance agreement of a uniform pick (mean 1/T): {chance:.3f}",
         ]
 
-    for line in guard(run):
+    for line in kinds.guard(run):
         typer.echo(line)
 
 
@@ -69,15 +67,15 @@ def cte_judge(
         [], "--condition", help="full or prefix (repeatable; default: both)."
     ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Judge the first N chains."),
-    out: Path | None = options.output("The new run directory."),
+    out: Path | None = kinds.options.output("The new run directory."),
     name: str | None = typer.Option(None, "--name", help="The new run's name, beside RUN."),
-    budget: options.Budget = None,
+    budget: kinds.options.Budget = None,
 ) -> None:
     """Ask judge models where each recorded free rollout first went wrong, under both
     visibility conditions, in a new run (resumable with `tally resume`); `tally report` on it
     scores them against the certified first wrong call."""
     parent = run_dir.resolve()
-    target = guard(lambda: derived_run_dir(parent, out, name, "cte-judge"))
+    target = kinds.guard(lambda: kinds.derived_run_dir(parent, out, name, "cte-judge"))
 
     def compose() -> str:
         from evaltally.config.run_dir import CONFIG_COPY, load_run_config
@@ -97,8 +95,8 @@ def cte_judge(
             f"Written by `tally scae cte-judge` for {parent}; its judges come from {judges}.\n"
             f"Continue it with `tally resume {target}` (this file is the run's {CONFIG_COPY}).",
             {"name": target.name, "runs_dir": str(target.resolve().parent)},
-            model_tables(judges, text, judge),
+            kinds.model_tables(judges, text, judge),
             bench,
         )
 
-    start_derived_run(target, compose, budget)
+    kinds.start_derived_run(target, compose, budget)

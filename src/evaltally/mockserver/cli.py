@@ -12,7 +12,6 @@ from typing import Any
 
 import typer
 
-from evaltally.cli.output import guard
 from evaltally.errors import EvaltallyError
 from evaltally.mockserver.config import FaultRule, MockConfig
 
@@ -100,20 +99,20 @@ def mock_server_command(
     changes = {k: v for k, v in flags.items() if v is not None}
     if no_auth:
         changes["require_auth"] = False
+    try:
+        cfg = MockConfig.from_toml(config) if config is not None else MockConfig()
+        if fault:
+            changes["faults"] = cfg.faults + tuple(FaultRule.parse(f) for f in fault)
+        cfg = cfg.replace(changes, source="command line")
+        from evaltally.mockserver.server import serve
 
-    def go() -> None:
-        try:
-            cfg = MockConfig.from_toml(config) if config is not None else MockConfig()
-            if fault:
-                changes["faults"] = cfg.faults + tuple(FaultRule.parse(f) for f in fault)
-            cfg = cfg.replace(changes, source="command line")
-            from evaltally.mockserver.server import serve
-
-            serve(cfg, host=host, port=port, ready_file=ready_file)
-        except OSError as exc:
-            raise EvaltallyError(f"cannot listen on {host}:{port}: {exc}") from None
-
-    guard(go)
+        serve(cfg, host=host, port=port, ready_file=ready_file)
+    except EvaltallyError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(exc.exit_code) from None
+    except OSError as exc:
+        typer.echo(f"error: cannot listen on {host}:{port}: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 app = typer.Typer(add_completion=False, help="Local mock LLM provider.")
