@@ -4,6 +4,7 @@ benchmark kinds, and only entry points import the command line."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from evaltally.benchmarks.registry import get_kind, kind_names
@@ -105,3 +106,24 @@ def test_a_benchmarks_commands_take_from_the_command_line_only_its_kinds_module(
             elif isinstance(node, ast.Import):
                 taken.update(a.name for a in node.names if a.name.startswith("evaltally.cli"))
         assert taken <= {"evaltally.cli.kinds"}, f"{path.relative_to(SRC)} takes {taken}"
+
+
+def test_every_sql_statement_lives_in_the_ledger() -> None:
+    # One home for reads and writes of the ledger's tables (and so one definition of a call's
+    # current outcome): elsewhere code calls ledger/ functions instead of holding SQL.
+    statement = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE)\b[^\n]*\b(FROM|INTO|SET)\b")
+    for path in SRC.rglob("*.py"):
+        if "ledger" in path.relative_to(SRC).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.JoinedStr):  # an f-string: its literal parts, joined
+                text = "{}".join(
+                    v.value
+                    for v in node.values
+                    if isinstance(v, ast.Constant) and isinstance(v.value, str)
+                )
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                text = node.value
+            else:
+                continue
+            assert not statement.search(text), f"{path.relative_to(SRC)}: {text}"
