@@ -19,6 +19,7 @@ from evaltally.config.checks import make_run_dir
 from evaltally.config.run_dir import CONFIG_COPY, keep_config_copy
 from evaltally.ledger import Ledger, PlanDelta
 from evaltally.plan import plan_rows
+from evaltally.runner import clock as clk
 from evaltally.runner.batch import refuse_open_batches_in_sync_mode
 from evaltally.runner.call import LaneUnit
 from evaltally.runner.reused import check_reused
@@ -39,16 +40,22 @@ class OpenRun:
 
 
 async def open_run(
-    config: SweepConfig, command: str, env: Mapping[str, str] | None, start_over: bool
+    config: SweepConfig,
+    command: str,
+    env: Mapping[str, str] | None,
+    start_over: bool,
+    clock: clk.Clock = clk.monotonic,
+    sleep: clk.Sleep = clk.sleep,
 ) -> OpenRun:
-    """Keys, benchmarks and lanes, then the run directory and its ledger.
+    """Keys, benchmarks and lanes (reading `clock`, waiting with `sleep`), then the run
+    directory and its ledger.
 
     `start_over`: the run's ledger was lost (see Ledger.open); begin it again from nothing.
     """
     bind_benchmarks(config)  # the config's own errors first, as when it was loaded
     keys = read_api_keys(config, env)
     benchmarks = load_benchmarks(config)
-    units = build_units(config, keys)
+    units = build_units(config, keys, clock, sleep)
     # Before the run directory exists: a fork whose parent changed leaves nothing behind.
     check_reused(benchmarks)
     run_dir = make_run_dir(config)

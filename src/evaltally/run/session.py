@@ -26,6 +26,7 @@ from evaltally.config import SweepConfig
 from evaltally.errors import RunTerminated
 from evaltally.ledger import Ledger, PendingChain, PendingCount
 from evaltally.run.open import open_run, record_plan
+from evaltally.runner import clock as clk
 from evaltally.runner.batch import BatchBudget, BatchDriver
 from evaltally.runner.call import CallExecutor
 from evaltally.runner.lane import Lane
@@ -75,14 +76,21 @@ async def run_session(
     progress: TextIO | None = None,
     budget_usd: float | None = None,
     start_over: bool = False,
+    clock: clk.Clock = clk.monotonic,
+    sleep: clk.Sleep = clk.sleep,
 ) -> SessionResult:
     """Plan, record the plan, and drive every pending call to an outcome.
 
     `start_over`: the run's ledger was lost (see Ledger.open); begin it again from nothing.
+    `clock`/`sleep`: the time the lanes read and the waits of lanes and retries
+    (runner/clock.py; a VirtualClock makes every wait instant).
     """
+    timing = (clock, sleep)
     with _sigterm_cancels() as terminated:
         try:
-            return await _session(config, command, transport, env, progress, budget_usd, start_over)
+            return await _session(
+                config, command, transport, env, progress, budget_usd, start_over, timing
+            )
         except asyncio.CancelledError:
             if not terminated:
                 raise
@@ -100,8 +108,9 @@ async def _session(
     progress: TextIO | None,
     budget_usd: float | None,
     start_over: bool,
+    timing: tuple[clk.Clock, clk.Sleep],
 ) -> SessionResult:
-    run = await open_run(config, command, env, start_over)
+    run = await open_run(config, command, env, start_over, *timing)
     run_dir, ledger, benchmarks, units = run.run_dir, run.ledger, run.benchmarks, run.units
     own_transport = transport is None
     transport = transport or AiohttpTransport()
@@ -121,7 +130,7 @@ async def _session(
         budget = _budget_check(limit, spent)
         # Answers a killed session recorded but never verified are verified now.
         await verify_recorded(ledger, verifier, benchmarks, unverified_only=True)
-        executor = CallExecutor(ledger, transport)
+        executor = CallExecutor(ledger, transport, timing[1])
         on_ok = verifier.submit if any(b.verifies for b in benchmarks.values()) else None
         scheduler = Scheduler(ledger, executor, units, benchmarks, budget, on_ok)
         batch_budget = BatchBudget(limit, spent) if limit is not None else None
