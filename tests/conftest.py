@@ -23,13 +23,20 @@ _PROCESS_FIXTURES = {"mock_process", "view_server", "browser", "page", "cte_run"
 _PROCESS_HELPERS = (testkit.tally, testkit.tally_background, testkit.kill_run_when)
 
 
-# In-process, but seconds of CPU each: sandboxed replays of whole data files, plans of the full
-# paper configs (measured with --durations on the full suite).
+# Seconds each (measured with --durations): sandboxed replays of whole data files and the
+# sandbox's own CPU and wall-clock limits, plans of the full paper configs, a ledger summing
+# 2^63-token rows, a whole CTE sweep in batch mode.
 _SLOW_MODULES = {
+    "tests/batch/test_batch_run.py",
+    "tests/core/test_plan_ids_pinned.py",
     "tests/cte/test_cte_subsets.py",
     "tests/cte/test_cte_verify.py",
     "tests/cte_e2e/test_cte_e2e_prompts.py",
-    "tests/core/test_plan_ids_pinned.py",
+    "tests/cte_generate/test_generate_probe.py",
+    "tests/cte_generate/test_generate_verify.py",
+    "tests/dexbench/test_dex_verify.py",
+    "tests/hostile/test_usage_bounds.py",
+    "tests/sandbox/test_sandbox_pool.py",
 }
 
 
