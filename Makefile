@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: demo test lint typecheck unit install browser sandbox-tools bench clean
+.PHONY: demo test quick lint typecheck unit install browser sandbox-tools bench clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -54,6 +54,11 @@ unit: $(STAMP) browser sandbox-tools
 	$(BIN)/pytest -q -p no:cacheprovider
 
 test: lint typecheck unit
+
+# The inner loop: every test that starts no process (no `tally`, no mock provider process, no
+# browser, no sandboxed child); `make test` stays the full gate (docs/testing.md).
+quick: $(STAMP)
+	$(BIN)/pytest -q -p no:cacheprovider -m "not process and not slow"
 
 bench: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[test,bench]'

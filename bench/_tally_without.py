@@ -13,7 +13,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from evaltally import startup
+from evaltally.cli import main as tally_main
+from evaltally.cli import startup
 
 startup.begin()
 
@@ -61,7 +62,7 @@ def main() -> None:
                 raise SystemExit(f"{owner.__name__}.{attr} no longer exists: update {__file__}")
             setattr(owner, attr, replacement)
     sys.argv = ["tally", *sys.argv[2:]]
-    startup.main()
+    tally_main()
 
 
 if __name__ == "__main__":

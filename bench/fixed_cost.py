@@ -3,7 +3,7 @@
 For each repetition, against the mock provider (its own process, 127.0.0.1, 0 ms latency):
 
   interpreter    `python -c pass`
-  imports        `python -c "import evaltally.cli, evaltally.runner.session"` minus interpreter
+  imports        `python -c "import evaltally.cli.root, evaltally.run.session"` minus interpreter
   run            a whole `tally run` of one call, split at the ledger's own timestamps:
     to_ledger      process start -> session start row (interpreter, imports, config, ledger file)
     to_first_send  -> first attempt start (plan write, resume bookkeeping, lanes, first pacing)
@@ -56,7 +56,7 @@ def ledger_marks(run_dir: Path) -> tuple[float, float, float, float]:
 def one_rep(rep: int, base_url: str, wd: Path, one: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"rep": rep}
     out["interpreter_s"], _ = run_timed([PYTHON, "-c", "pass"], timeout=60)
-    imports = "import evaltally.cli, evaltally.runner.session"
+    imports = "import evaltally.cli.root, evaltally.run.session"
     wall, _ = run_timed([PYTHON, "-c", imports], timeout=60)
     out["imports_s"] = wall - out["interpreter_s"]
     cfg = write_config(wd, base_url, one, name=f"one{rep}", concurrency=64)

@@ -43,7 +43,7 @@ def rss_mb() -> float:
 
 
 async def phase(name: str, config_path: Path) -> dict[str, Any]:
-    from evaltally.benchmarks.registry import load_benchmarks
+    from evaltally.benchmarks.binding import load_benchmarks
     from evaltally.config import load_config
     from evaltally.ledger import Ledger
     from evaltally.plan import iter_plan
@@ -63,7 +63,7 @@ async def phase(name: str, config_path: Path) -> dict[str, Any]:
         t1 = time.perf_counter()
         if plan_rows is None:
             delta = await ledger.reconcile_plan(iter_plan(config, benchmarks))
-        else:  # as runner/session.py records it
+        else:  # as run/session.py records it
             delta = await ledger.record_plan(lambda: plan_rows(config, benchmarks))
         out["reconcile_s"] = time.perf_counter() - t1
         out["planned"] = delta.total

@@ -1,5 +1,5 @@
 """`python -m evaltally` is `tally`."""
 
-from evaltally.startup import main
+from evaltally.cli import main
 
 main()

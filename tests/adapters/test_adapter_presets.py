@@ -17,7 +17,7 @@ from evaltally.adapters import (
     resolve_provider,
 )
 from evaltally.adapters.base import Endpoint, HttpAdapter
-from evaltally.adapters.prices import ModelPrice, estimate_cost, lookup
+from evaltally.adapters.prices import ModelPrice, lookup
 from evaltally.adapters.reasoning import InvalidReasoningError, reasoning_params
 from evaltally.errors import EvaltallyError
 
@@ -140,8 +140,7 @@ def test_price_lookup_exact_snapshot_and_unknown() -> None:
 
 def test_estimate_cost() -> None:
     price = ModelPrice(2.0, 8.0, "2026-01-01", "test")
-    assert estimate_cost(price, 1_000_000, 500_000) == pytest.approx(6.0)
-    assert estimate_cost(None, 10, 10) is None
+    assert price.usd(1_000_000, 500_000) == pytest.approx(6.0)
 
 
 def test_importing_the_package_loads_no_provider_code() -> None:

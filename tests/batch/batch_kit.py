@@ -149,7 +149,7 @@ async def run(config: Path, **options: Any) -> Any:
     import io
 
     from evaltally.config import load_config
-    from evaltally.runner.session import run_session
+    from evaltally.run.session import run_session
     from testkit import FAKE_KEY
 
     return await run_session(

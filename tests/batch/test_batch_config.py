@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from evaltally.benchmarks.registry import load_benchmarks
+from evaltally.benchmarks.binding import load_benchmarks
 from evaltally.config import Price, load_config
 from evaltally.errors import ConfigError
 from evaltally.plan import iter_plan

@@ -23,7 +23,7 @@ from batch_kit import (
 
 from evaltally.adapters.base import Endpoint, HttpAdapter
 from evaltally.adapters.batch.base import BatchItem
-from evaltally.benchmarks.registry import load_benchmarks
+from evaltally.benchmarks.binding import load_benchmarks
 from evaltally.config import load_config
 from evaltally.errors import LedgerError
 from evaltally.ledger import Ledger, verify_run

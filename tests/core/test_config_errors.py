@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from evaltally.benchmarks.registry import load_benchmarks
-from evaltally.config import load_config, read_api_keys
+from evaltally import load_config
+from evaltally.benchmarks.binding import load_benchmarks
+from evaltally.config import read_api_keys
 from evaltally.errors import ConfigError, CredentialError, DataError
 from testkit import write_config, write_items
 

@@ -10,7 +10,8 @@ from typing import Any
 from evaltally.config import load_config
 from evaltally.ledger import unpack_body
 from evaltally.mockserver import FaultRule
-from evaltally.runner.session import run_session
+from evaltally.run.session import run_session
+from evaltally.runner.clock import VirtualClock
 from testkit import FAKE_KEY, tally, write_config, write_items
 
 ENV = {"EVALTALLY_TEST_KEY": FAKE_KEY}
@@ -37,7 +38,12 @@ async def test_every_fault_kind_then_success(tmp_path: Path, mock_server: Any) -
     srv = await mock_server(faults=schedule, hang_s=3.0, retry_after_s=None)
     write_items(tmp_path / "items.jsonl", 12)
     config = load_config(write_config(tmp_path, srv.base_url, limits=FAST))
-    result = await run_session(config, command="test", env=ENV)
+    # Backoff, 429 pauses and pacing wait on a virtual clock: what the run does, not how long
+    # (the hang still meets the client's real 0.5 s timeout).
+    clock = VirtualClock()
+    result = await run_session(
+        config, command="test", env=ENV, clock=clock.monotonic, sleep=clock.sleep
+    )
     assert result.complete
     stats = result.lanes["m1"].stats
     assert (stats.ok, stats.failed) == (12, 0)
@@ -64,7 +70,10 @@ async def test_429_storm_is_absorbed(tmp_path: Path, mock_server: Any) -> None:
     write_items(tmp_path / "items.jsonl", 30)
     limits = FAST.replace("max_attempts = 6", "max_attempts = 12")
     config = load_config(write_config(tmp_path, srv.base_url, limits=limits))
-    result = await run_session(config, command="test", env=ENV)
+    clock = VirtualClock()
+    result = await run_session(
+        config, command="test", env=ENV, clock=clock.monotonic, sleep=clock.sleep
+    )
     assert result.complete and result.lanes["m1"].stats.ok == 30
     errors = _attempt_errors(config.run_dir)
     n429 = sum(1 for e in errors if e == "http_429")

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltally.config import load_config
-from evaltally.runner.session import run_session
+from evaltally.run.session import run_session
 from testkit import write_items
 
 LIMITS = (

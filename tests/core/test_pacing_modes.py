@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from evaltally.config import load_config
-from evaltally.runner.session import run_session
+from evaltally.run.session import run_session
 from testkit import FAKE_KEY, MockProcess, write_config, write_items
 
 CALLS = 300

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from evaltally.benchmarks.registry import load_benchmarks
+from evaltally.benchmarks.binding import load_benchmarks
 from evaltally.config import load_config
 from evaltally.ledger.plan import planned_row
 from evaltally.plan import iter_plan, plan_rows

@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 
 from evaltally.config import load_config
-from evaltally.runner.session import SessionResult, run_session
+from evaltally.run.session import SessionResult, run_session
 from testkit import FAKE_KEY, write_config, write_items
 
 Reply = tuple[int, dict[str, str], dict[str, Any]]

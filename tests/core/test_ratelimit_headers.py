@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from evaltally.config import load_config
+from evaltally.run.session import run_session
 from evaltally.runner.pacing import HEADROOM
-from evaltally.runner.session import run_session
 from testkit import FAKE_KEY, write_config, write_items
 
 

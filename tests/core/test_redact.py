@@ -88,7 +88,7 @@ def test_tally_redacts_what_it_prints_including_tracebacks() -> None:
     # An unexpected crash whose message holds a key: `tally`'s entry point wraps stdout and
     # stderr, so even the traceback comes out redacted. `app` is replaced only to crash on cue.
     script = (
-        "import evaltally.cli as cli\n"
+        "import evaltally.cli.root as cli\n"
         "from evaltally import redact\n"
         f"redact.remember({TOKEN!r})\n"
         "def crash():\n"

@@ -76,7 +76,7 @@ def test_cte_tables_name_the_benchmark_only_when_two_could_be_confused() -> None
 
 
 def test_an_export_of_the_previous_release_is_graded_by_its_fields(tmp_path: Path) -> None:
-    from evaltally.report import grade_export
+    from evaltally.benchmarks.grading import grade_export
 
     rows = [
         {

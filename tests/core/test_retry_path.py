@@ -10,7 +10,7 @@ from typing import Any
 
 from evaltally.config import SweepConfig, load_config
 from evaltally.mockserver import FaultRule
-from evaltally.runner.session import SessionResult, run_session
+from evaltally.run.session import SessionResult, run_session
 from testkit import FAKE_KEY, write_config, write_items
 
 ENV = {"EVALTALLY_TEST_KEY": FAKE_KEY}

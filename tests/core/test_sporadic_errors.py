@@ -12,7 +12,7 @@ import pytest
 
 from evaltally.config import load_config
 from evaltally.mockserver import FaultRule
-from evaltally.runner.session import run_session
+from evaltally.run.session import run_session
 from testkit import FAKE_KEY, write_config, write_items
 
 ENV = {"EVALTALLY_TEST_KEY": FAKE_KEY}

@@ -21,11 +21,11 @@ NOT_IN_A_RUN = (
     "evaltally.mockserver",
     "evaltally.view",
     "evaltally.report",
-    "evaltally.cli_batch",
-    "evaltally.batch_plan",
+    "evaltally.cli.batch",
+    "evaltally.plan.batches",
     "evaltally.runner.batch.rounds",
     "evaltally.adapters.batch",
-    "evaltally.benchmarks.cli_common",
+    "evaltally.cli.derived",
     "evaltally.benchmarks.cte.cli",
     "evaltally.benchmarks.ctxgap.cli",
     "evaltally.benchmarks.dexbench.cli",
@@ -41,7 +41,7 @@ NOT_IN_A_RUN = (
 )
 
 # `tally ARGS` through the CLI app in this process, started as `tally` starts it (the collector
-# paused, evaltally.startup), then what the process holds into the file named by the first
+# paused, evaltally.cli.startup), then what the process holds into the file named by the first
 # argument (`tally`'s own entry point ends the process with os._exit, before anything could be
 # read).
 PROBE = """
@@ -49,9 +49,9 @@ import gc, sys
 from pathlib import Path
 import orjson
 out = Path(sys.argv.pop(1))
-from evaltally import startup
+from evaltally.cli import startup
 startup.begin()
-from evaltally.cli import app
+from evaltally.cli.root import app
 try:
     app()
 except SystemExit as done:
@@ -93,7 +93,7 @@ def test_a_one_call_run_loads_no_module_it_does_not_use(tmp_path: Path, mock_pro
     assert run["code"] == 0
     assert mock.stats()["total"] == 1
     names = run["modules"]
-    assert "evaltally.runner.session" in names and "aiohttp" in names  # it did run
+    assert "evaltally.run.session" in names and "aiohttp" in names  # it did run
     assert [m for m in NOT_IN_A_RUN if _loaded(names, m)] == []
 
 

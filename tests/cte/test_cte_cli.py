@@ -13,8 +13,19 @@ from evaltally.benchmarks.cte.cli import app
 
 
 def test_data_error_exit_code_and_message(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["replay", str(tmp_path / "none.jsonl")])
+    assert result.exit_code == 2
+    assert "no such file" in result.output
+
+
+def test_the_earlier_verify_verb_says_where_it_moved_and_still_replays(tmp_path: Path) -> None:
+    # `verify` means one thing, the ledger check of `tally verify RUN`; the data replay is
+    # `tally cte replay`, and the old name stays a hidden alias that names its new home.
+    listed = CliRunner().invoke(app, ["--help"])
+    assert " replay " in listed.output and " verify " not in listed.output
     result = CliRunner().invoke(app, ["verify", str(tmp_path / "none.jsonl")])
     assert result.exit_code == 2
+    assert "`tally cte verify` is now `tally cte replay`" in result.output
     assert "no such file" in result.output
 
 

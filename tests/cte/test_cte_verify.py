@@ -1,4 +1,4 @@
-"""Sandboxed replay and ``tally cte verify`` on the official file and altered copies."""
+"""Sandboxed replay and ``tally cte replay`` on the official file and altered copies."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_verify_catches_an_altered_response(official_path: Path, tmp_path: Path)
     assert any(
         p.startswith("final_state_original: differs at total_deposits") for p in bad.problems
     )
-    result = CliRunner().invoke(app, ["verify", str(path)])
+    result = CliRunner().invoke(app, ["replay", str(path)])
     assert result.exit_code == 1
     assert f"MISMATCH    {item} (bank)" in result.output
     assert "trace_counterfactual[12].response" in result.output

@@ -14,11 +14,11 @@ from cte_e2e_kit import builtin_records, write_records
 
 from evaltally.benchmarks.base import StepAnswer
 from evaltally.benchmarks.cte.benchmark import CteBenchmark
+from evaltally.benchmarks.grading import grade_export
 from evaltally.config import BenchmarkConfig
 from evaltally.ledger import unpack_body
 from evaltally.prompts.cte import PROMPT_VERSION
 from evaltally.records import PlannedCall, Status
-from evaltally.report.build import grade_export
 from testkit import tally
 
 WRONG = {"wrong": 3}

@@ -11,8 +11,8 @@ import pytest
 from cte_e2e_kit import CORE_V1, REPO
 
 from evaltally.benchmarks.base import StepAnswer
+from evaltally.benchmarks.binding import load_benchmarks
 from evaltally.benchmarks.cte.benchmark import PROTOCOLS, WINDOWED, CteBenchmark
-from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.config import BenchmarkConfig, load_config
 from evaltally.errors import ConfigError
 from evaltally.plan import iter_plan

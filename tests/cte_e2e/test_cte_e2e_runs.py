@@ -18,7 +18,7 @@ from evaltally.benchmarks.cte.collect import collect
 from evaltally.benchmarks.cte.paper_tables import table_1
 from evaltally.benchmarks.cte.records import load_scenarios
 from evaltally.benchmarks.cte.stats import composition, resolve_data
-from evaltally.report import grade_export
+from evaltally.benchmarks.grading import grade_export
 from testkit import tally
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -11,9 +11,10 @@ import pytest
 from ctxgap_kit import probe, view, write_sweep
 
 from evaltally.benchmarks.base import StepAnswer
+from evaltally.benchmarks.binding import load_benchmarks
 from evaltally.benchmarks.ctxgap.benchmark import CtxgapBenchmark
 from evaltally.benchmarks.ctxgap.data import load_dataset
-from evaltally.benchmarks.registry import get_kind, load_benchmarks
+from evaltally.benchmarks.registry import get_kind
 from evaltally.config import load_config
 from evaltally.errors import ConfigError
 from evaltally.plan import iter_plan

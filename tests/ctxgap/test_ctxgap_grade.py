@@ -15,8 +15,8 @@ import pytest
 from ctxgap_kit import INVALID, export_rows
 
 from evaltally.benchmarks.ctxgap.grade import CtxgapGrader
+from evaltally.benchmarks.grading import grade_export
 from evaltally.errors import DataError
-from evaltally.report.build import grade_export
 from evaltally.report.section import GradeSettings, Section
 
 SETTINGS = GradeSettings(resamples=300, seed=0)

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from evaltally.benchmarks.base import StepAnswer
+from evaltally.benchmarks.binding import load_benchmarks
 from evaltally.benchmarks.dexbench.benchmark import DexBenchmark
 from evaltally.benchmarks.dexbench.instances import builtin_path
-from evaltally.benchmarks.registry import get_kind, load_benchmarks
+from evaltally.benchmarks.registry import get_kind
 from evaltally.config import load_config
 from evaltally.errors import ConfigError
 from evaltally.plan import iter_plan

@@ -27,7 +27,7 @@ from evaltally.config import load_config
 from evaltally.ledger import Ledger, verify_run
 from evaltally.ledger.usage import MAX_TOKENS, bound_usage
 from evaltally.records import PlannedCall, Status, Usage
-from evaltally.runner.session import run_session
+from evaltally.run.session import run_session
 from testkit import FAKE_KEY
 
 HUGE = 2**63 - 1

@@ -11,11 +11,11 @@ import orjson
 import pytest
 from scae_kit import episode_line, write_episodes
 
+from evaltally import load_config
 from evaltally.benchmarks.scae.conditions import prefix_length
 from evaltally.benchmarks.scae.episodes import example_path, load_episodes
 from evaltally.benchmarks.scae.judges import heterogeneity
 from evaltally.benchmarks.scae.provenance import episode_provenance
-from evaltally.config import load_config
 from evaltally.errors import ConfigError
 from testkit import REPO, tally
 

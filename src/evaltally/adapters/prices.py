@@ -17,12 +17,24 @@ TOKENS_PER_PRICE_UNIT = 1_000_000
 _SNAPSHOT = re.compile(r"[-@]\d{4}[\d-]*(-v\d+(:\d+)?)?$")
 
 
-@dataclass(frozen=True, slots=True)
-class ModelPrice:
-    """List price of one model, USD per million tokens, as of a date, from a named source."""
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens: the one price type (a model's config, a list price, a batch
+    discount) and, in `usd`, the one cost formula."""
 
     input_per_mtok: float
     output_per_mtok: float
+
+    def usd(self, input_tokens: int, output_tokens: int) -> float:
+        return (
+            input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok
+        ) / TOKENS_PER_PRICE_UNIT
+
+
+@dataclass(frozen=True)
+class ModelPrice(Price):
+    """List price of one model, as of a date, from a named source."""
+
     as_of: str
     source: str
 
@@ -41,12 +53,3 @@ def lookup(table: PriceTable, model: str) -> ModelPrice | None:
         return table[model]
     matches = [n for n in table if model.startswith(n) and _SNAPSHOT.match(model[len(n) :])]
     return table[max(matches, key=len)] if matches else None
-
-
-def estimate_cost(price: ModelPrice | None, input_tokens: int, output_tokens: int) -> float | None:
-    """USD for the given tokens at list price, or None when the price is unknown."""
-    if price is None:
-        return None
-    return (
-        input_tokens * price.input_per_mtok + output_tokens * price.output_per_mtok
-    ) / TOKENS_PER_PRICE_UNIT

@@ -1,29 +1,35 @@
-"""Which models answer which steps: `[benchmarks.roles]` read and checked, and the role
-bindings the planner expands (one chain per combination of role models x item x sample)."""
+"""The benchmarks' binding step: a sweep config (plain data, config/) bound to the benchmark
+kinds it names. Here, and only here, the kind is looked up, `[benchmarks.roles]` checked
+against its roles, its keys checked by its typed `Options`, and `provider = "baseline"` models
+against its offline predictors; then the benchmarks are built. Also the role bindings the
+planner expands (one chain per combination of role models x item x sample)."""
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
-from evaltally.config import BenchmarkConfig, ModelConfig
+from evaltally.benchmarks.base import Benchmark
+from evaltally.benchmarks.registry import get_kind, kind_names, load_benchmark
+from evaltally.config import BenchmarkConfig, ModelConfig, SweepConfig
+from evaltally.config import load_config as load_data
 from evaltally.errors import ConfigError
 
-Fail = Callable[[str, str], ConfigError]
 Binding = tuple[tuple[str, ModelConfig], ...]
 """(role, model) for each of a benchmark's roles, in the benchmark's role order."""
 
 
-def read_roles(
-    data: Mapping[str, Any], roles: Sequence[str], models: Sequence[ModelConfig], fail: Fail
-) -> dict[str, tuple[str, ...]]:
-    """Validate `[benchmarks.roles]` against the benchmark's roles and the config's models.
+def check_roles(config: BenchmarkConfig, roles: Sequence[str]) -> None:
+    """`[benchmarks.roles]` against the benchmark's roles (config/benchmarks.py checked the
+    model keys): without the table every model answers a single-role benchmark; a benchmark
+    with several roles needs a model list for each."""
+    where = f"benchmarks[{config.index}].roles"
 
-    Without the table every model answers a single-role benchmark; a benchmark with several
-    roles needs a model list for each."""
-    if not data:
+    def fail(key: str, reason: str) -> ConfigError:
+        return ConfigError(config.source, f"{where}.{key}" if key else where, reason)
+
+    if not config.roles:
         if len(roles) > 1:
             raise fail(
                 "",
@@ -31,24 +37,13 @@ def read_roles(
                 "bind models to each, e.g. [benchmarks.roles] "
                 + " ".join(f'{r} = ["model-key"]' for r in roles),
             )
-        return {}
-    keys = {m.key for m in models}
-    out: dict[str, tuple[str, ...]] = {}
-    for role, value in data.items():
+        return
+    for role in config.roles:
         if role not in roles:
             raise fail(role, f"unknown role; this benchmark's roles: {', '.join(roles)}")
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-            raise fail(role, "must be a non-empty list of model keys")
-        for key in value:
-            if key not in keys:
-                raise fail(role, f"unknown model {key!r}; models: {', '.join(sorted(keys))}")
-        if len(set(value)) != len(value):
-            raise fail(role, "lists a model twice")
-        out[role] = tuple(value)
-    missing = [r for r in roles if r not in out]
+    missing = [r for r in roles if r not in config.roles]
     if missing:
         raise fail("", f"binds no model to role(s) {', '.join(missing)}")
-    return {r: out[r] for r in roles}
 
 
 def role_models(
@@ -86,8 +81,6 @@ def check_baselines(
 ) -> None:
     """A `provider = "baseline"` model must be a predictor of every benchmark it is bound to:
     refused here, at `tally plan`, rather than failing each call of the run."""
-    from evaltally.benchmarks.registry import get_kind
-
     for i, model in enumerate(models):
         if model.provider != "baseline":
             continue
@@ -104,3 +97,34 @@ def check_baselines(
                     f"{bench.kind!r} {can}); bind this model only to benchmarks it predicts, "
                     "with [benchmarks.roles]",
                 )
+
+
+def bind_benchmarks(config: SweepConfig) -> None:
+    """Every kind-dependent check of the config's `[[benchmarks]]`, before any data is read."""
+    for bench in config.benchmarks:
+        if bench.kind not in kind_names():
+            raise ConfigError(
+                bench.source,
+                f"benchmarks[{bench.index}].kind",
+                f"unknown benchmark {bench.kind!r}; known: {kind_names()}",
+            )
+        cls = get_kind(bench.kind).benchmark_class()
+        check_roles(bench, cls.roles)
+        cls.Options.from_config(bench)  # typed options: a bad key fails here, before any data
+    check_baselines(config.path, config.models, config.benchmarks)
+
+
+def load_benchmarks(config: SweepConfig) -> dict[str, Benchmark]:
+    """The config's benchmarks, bound and built (each reads its data), by label."""
+    bind_benchmarks(config)
+    return {b.label: load_benchmark(b) for b in config.benchmarks}
+
+
+def load_config(
+    path: Path, *, base_dir: Path | None = None, text: str | None = None
+) -> SweepConfig:
+    """A sweep config read (config.load_config) and bound to its benchmark kinds: every error
+    a config can hold, before anything runs (`evaltally.load_config`)."""
+    config = load_data(path, base_dir=base_dir, text=text)
+    bind_benchmarks(config)
+    return config

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltally.benchmarks.base import Benchmark
-from evaltally.benchmarks.registry import load_benchmarks
+from evaltally.benchmarks.binding import load_benchmarks
 from evaltally.config import SweepConfig
 from evaltally.errors import BenchmarkError
 from evaltally.ledger import ExportRow

@@ -1,8 +1,9 @@
 """The one list of benchmark kinds: each line names the folder (package) that defines `KIND`.
 
-Config validation, `provider = "baseline"` predictors, `tally <kind> ...` sub-commands, export
-enrichment and grading all look kinds up here; nothing else lists them. Kinds are imported on
-first use, so a sweep loads only what it runs.
+The binding of a config's benchmarks (benchmarks/binding.py), `provider = "baseline"`
+predictors, `tally <kind> ...` sub-commands, export enrichment and grading all look kinds up
+here; nothing else lists them. Kinds are imported on first use, so a sweep loads only what it
+runs.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from evaltally.benchmarks.base import Benchmark, BenchmarkKind
-from evaltally.config import BenchmarkConfig, SweepConfig
+from evaltally.config import BenchmarkConfig
 
 _FOLDERS = {
     "prompts": "evaltally.benchmarks.prompts",
@@ -49,8 +50,5 @@ def get_kind(name: str) -> BenchmarkKind:
 
 
 def load_benchmark(config: BenchmarkConfig) -> Benchmark:
+    """One benchmark built from its config (bound first: benchmarks/binding.py)."""
     return get_kind(config.kind).benchmark_class()(config)
-
-
-def load_benchmarks(config: SweepConfig) -> dict[str, Benchmark]:
-    return {b.label: load_benchmark(b) for b in config.benchmarks}

@@ -19,6 +19,8 @@ One module per job:
     checks.py       values touching credentials or the file system (URL, key variable, run name,
                     run directory)
     keys.py         read_api_keys: the API keys from the environment
+    run_dir.py      a run directory's config copy: kept, read back, written for derived runs
+    toml_text.py    TOML text written from plain data (a derived run's config)
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# The one price type, re-exported: a model's price is config, the type is shared with the
+# providers' list prices.
+from evaltally.adapters.prices import Price as Price
+
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 """Far above any completion (a 128K-token answer is under 1 MB of JSON), far below trouble."""
 
@@ -28,17 +32,6 @@ class Limits:
     breaker_cooldown_s: float = 20.0
     backoff_initial_s: float = 0.5
     backoff_max_s: float = 30.0
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens."""
-
-    input_per_mtok: float
-    output_per_mtok: float
-
-    def usd(self, input_tokens: int, output_tokens: int) -> float:
-        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,5 @@
-"""`tally report RUN` and `tally grade EXPORT`: every benchmark's section from an export alone.
+"""What every benchmark's report shares: tables, figures, bootstrap helpers, report files.
 
-`report` exports the run to a temporary file and grades that file, so both commands compute
-the same numbers by construction. This package holds only what every benchmark shares (tables,
-figures, bootstrap helpers, files); each kind's grader lives in its benchmark folder.
+Grading an export by benchmark kind (`tally report RUN`, `tally grade EXPORT`) lives beside the
+kinds, in benchmarks/grading.py; each kind's grader lives in its benchmark folder.
 """
-
-from evaltally.report.build import ReportResult, grade_export
-
-__all__ = ["ReportResult", "grade_export"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evaltally.benchmarks.registry import load_benchmarks
+from evaltally.benchmarks.binding import load_benchmarks
+from evaltally.config.run_dir import load_run_config
 from evaltally.ledger import Ledger
-from evaltally.run_dir import load_run_config
 from evaltally.runner.verification import Verifier, check_verification, verify_recorded
 from evaltally.runner.workers import WorkerPool
 

@@ -294,7 +294,4 @@ def _count(unit: LaneUnit, result: CallResult) -> None:
         stats.reasoning_tokens += result.usage.reasoning_tokens
         price = unit.model.price
         if price is not None:
-            stats.cost_usd += (
-                result.usage.input_tokens * price.input_per_mtok
-                + result.usage.output_tokens * price.output_per_mtok
-            ) / 1e6
+            stats.cost_usd += price.usd(result.usage.input_tokens, result.usage.output_tokens)

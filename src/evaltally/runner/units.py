@@ -14,6 +14,7 @@ from dataclasses import replace
 from evaltally.adapters.base import Endpoint
 from evaltally.config import Limits, ModelConfig, SweepConfig
 from evaltally.errors import CredentialError
+from evaltally.runner import clock as clk
 from evaltally.runner.call import LaneUnit
 from evaltally.runner.lane import Lane
 
@@ -68,8 +69,14 @@ def shared_limits(limits: Sequence[Limits]) -> Limits:
     )
 
 
-def build_units(config: SweepConfig, keys: Mapping[str, str]) -> dict[str, LaneUnit]:
-    """Model key -> unit; every model's credential problem is reported together."""
+def build_units(
+    config: SweepConfig,
+    keys: Mapping[str, str],
+    clock: clk.Clock = clk.monotonic,
+    sleep: clk.Sleep = clk.sleep,
+) -> dict[str, LaneUnit]:
+    """Model key -> unit; every model's credential problem is reported together. The lanes
+    read `clock` and wait with `sleep` (runner/clock.py)."""
     groups: dict[tuple[str, ...], list[ModelConfig]] = {}
     for m in config.models:
         groups.setdefault(m.endpoint_identity(), []).append(m)
@@ -77,7 +84,7 @@ def build_units(config: SweepConfig, keys: Mapping[str, str]) -> dict[str, LaneU
     problems: list[str] = []
     for models in groups.values():
         name = "+".join(m.key for m in models)
-        lane = Lane(name, shared_limits([m.limits for m in models]))
+        lane = Lane(name, shared_limits([m.limits for m in models]), clock=clock, sleep=sleep)
         for m in models:
             try:
                 units[m.key] = build_unit(m, keys.get(m.key), lane)

@@ -27,8 +27,9 @@ import orjson
 from aiohttp import web
 
 from evaltally.errors import EvaltallyError
+from evaltally.ledger.browse import plan_cells
+from evaltally.ledger.calls_page import CallFilter, FilterError, list_calls
 from evaltally.view.call import call_detail
-from evaltally.view.calls import CallFilter, FilterError, list_calls
 from evaltally.view.overview import overview
 from evaltally.view.report import plot_path, report_blocks
 from evaltally.view.runs import ViewRun
@@ -117,7 +118,7 @@ _FACETS = ("models", "benchmarks", "protocols")
 
 def _distinct(run: ViewRun) -> dict[str, list[str]]:
     with run.read("list the plan's models, benchmarks and protocols") as conn:
-        rows = conn.execute("SELECT DISTINCT model, benchmark, protocol FROM planned").fetchall()
+        rows = plan_cells(conn)
     return {key: sorted({r[i] for r in rows}) for i, key in enumerate(_FACETS)}
 
 

@@ -11,7 +11,13 @@ import orjson
 
 from evaltally.benchmarks.base import StepAnswer
 from evaltally.ledger.bodies import unpack
-from evaltally.ledger.export import LATEST_OUTCOME, call_record
+from evaltally.ledger.browse import (
+    attempt_rows,
+    chain_steps,
+    final_answers_before,
+    outcome_history,
+)
+from evaltally.ledger.export import call_record
 from evaltally.ledger.verifications import call_verdict
 from evaltally.records import PlannedCall, Status
 from evaltally.view.messages import Shown, messages_from_body, pretty_body
@@ -30,18 +36,11 @@ def call_detail(run: ViewRun, call_id: str) -> dict[str, Any] | None:
         attempts, request = _attempts(conn, call_id)
         history = [
             {"status": s, "reason": r, "at": at, "attempts": n}
-            for s, r, at, n in conn.execute(
-                "SELECT status, reason, at, attempts FROM outcomes WHERE call_id = ? ORDER BY seq",
-                (call_id,),
-            ).fetchall()
+            for s, r, at, n in outcome_history(conn, call_id)
         ]
         chain = [
             {"step": step, "call_id": cid, "status": status or "unfinished"}
-            for cid, step, status in conn.execute(
-                f"SELECT p.call_id, p.step, o.status FROM planned p {LATEST_OUTCOME}"
-                " WHERE p.chain_id = ? ORDER BY p.step",
-                (record["chain_id"],),
-            ).fetchall()
+            for cid, step, status in chain_steps(conn, record["chain_id"])
         ]
         earlier = _earlier_answers(conn, record["chain_id"], record["step"])
         verdict = call_verdict(conn, call_id)
@@ -82,13 +81,7 @@ def call_detail(run: ViewRun, call_id: str) -> dict[str, Any] | None:
 def _attempts(conn: sqlite3.Connection, call_id: str) -> tuple[list[dict[str, Any]], Any]:
     by_number: dict[int, dict[str, Any]] = {}
     last_body: bytes | None = None
-    for row in conn.execute(
-        "SELECT attempt, kind, at, request_hash, request_body, http_status, error_class,"
-        " error_detail, retry_after_s, response_body, input_tokens, output_tokens,"
-        " reasoning_tokens, cached_tokens, latency_ms, request_id"
-        " FROM attempts WHERE call_id = ? ORDER BY seq",
-        (call_id,),
-    ).fetchall():
+    for row in attempt_rows(conn, call_id):
         number, kind, at, rhash, req, status, eclass, detail, retry, resp = row[:10]
         entry = by_number.setdefault(number, {"attempt": number, "state": "in flight"})
         if kind == "start":
@@ -122,12 +115,7 @@ def _earlier_answers(conn: sqlite3.Connection, chain_id: str, step: int) -> list
     """The final answers of the chain's earlier steps, as the prompt of `step` was rendered
     from (a step without one ends the list: later steps never ran past it)."""
     answers: list[StepAnswer] = []
-    for s, status, raw, parsed in conn.execute(
-        "SELECT p.step, f.status, f.raw_text, f.parsed_json FROM planned p JOIN outcomes f"
-        " ON f.call_id = p.call_id AND f.status IN ('ok', 'parse_error')"
-        " WHERE p.chain_id = ? AND p.step < ? ORDER BY p.step, f.seq",
-        (chain_id, step),
-    ).fetchall():
+    for s, status, raw, parsed in final_answers_before(conn, chain_id, step):
         if s != len(answers):
             if s < len(answers):
                 continue  # a second final outcome of the same step: the first one counts

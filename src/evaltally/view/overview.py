@@ -9,15 +9,15 @@ every request with a few point lookups.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from dataclasses import asdict
 from typing import Any
 
-from evaltally.audit import audit_run
+from evaltally.ledger.audit import audit_run
+from evaltally.ledger.browse import finished_since, live_session
 from evaltally.ledger.status import attempts_by_model, run_status
 from evaltally.runner.lane_states import read_lane_states
-from evaltally.view.runs import ViewRun, live_session
+from evaltally.view.runs import ViewRun
 
 RATE_WINDOW_S = 60.0
 # How long a request waits for the aggregate before answering with the previous one.
@@ -95,21 +95,3 @@ def _aggregate(run: ViewRun) -> dict[str, Any]:
         "cells": cells,
         "note": run.config_note,
     }
-
-
-def finished_since(conn: sqlite3.Connection, since: float) -> int:
-    """Outcome rows recorded at or after `since`. Outcome seqs have no gaps and their times
-    rise with seq (one writer stamps them in order), so a binary search of a few point
-    lookups replaces a scan of the whole table."""
-    last = conn.execute("SELECT max(seq) FROM outcomes").fetchone()[0]
-    if last is None:
-        return 0
-    lo, hi = 1, int(last) + 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        row = conn.execute("SELECT at FROM outcomes WHERE seq = ?", (mid,)).fetchone()
-        if row is not None and row[0] >= since:
-            hi = mid
-        else:
-            lo = mid + 1
-    return int(last) - lo + 1

@@ -8,7 +8,6 @@ the run lock is never touched: liveness comes from the `sessions` table and the 
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import threading
 import time
@@ -121,8 +120,8 @@ class ViewRun:
         with self._lock:
             if self._loaded:
                 return
-            from evaltally.benchmarks.registry import load_benchmarks
-            from evaltally.run_dir import load_run_config
+            from evaltally.benchmarks.binding import load_benchmarks
+            from evaltally.config.run_dir import load_run_config
 
             try:
                 self._config = load_run_config(self.run_dir)
@@ -138,34 +137,6 @@ class ViewRun:
     def benchmark(self, label: str) -> Benchmark | None:
         self._load()
         return self._benchmarks.get(label)
-
-
-def live_session(conn: sqlite3.Connection) -> dict[str, Any] | None:
-    """The session driving the run now: its latest start row, if it has no end row and its
-    process is alive. None for a finished run or one whose process died (kill -9)."""
-    row = conn.execute(
-        "SELECT session, pid, command, at FROM sessions WHERE kind = 'start'"
-        " ORDER BY seq DESC LIMIT 1"
-    ).fetchone()
-    if row is None:
-        return None
-    session, pid, command, at = row
-    ended = conn.execute(
-        "SELECT 1 FROM sessions WHERE kind = 'end' AND session = ?", (session,)
-    ).fetchone()
-    if ended is not None or not _alive(int(pid)):
-        return None
-    return {"session": session, "pid": pid, "command": command, "started_at": at}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def open_runs(run_dirs: Sequence[Path]) -> dict[str, ViewRun]:

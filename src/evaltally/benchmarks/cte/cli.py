@@ -10,19 +10,19 @@ from typing import Any
 
 import typer
 
-from evaltally.benchmarks.cli_common import guard
+from evaltally.cli import kinds
 from evaltally.errors import EvaltallyError
 from evaltally.terminal import VisibleConsole, visible
 
 app = typer.Typer(
-    help="CTE-Bench: fetch the official data, verify it by replay, describe and generate it.",
+    help="CTE-Bench: fetch the official data, replay it to check it, describe and generate it.",
     no_args_is_help=True,
 )
 
 
 @app.command()
 def fetch(
-    out: Path = typer.Option(Path("data/cte-bench"), "-o", "--out", help="Target directory."),
+    out: Path = kinds.options.output("Target directory.", Path("data/cte-bench")),
     url: list[str] = typer.Option(
         [], "--url", help="Download from this URL instead (repeatable; tried in order)."
     ),
@@ -31,12 +31,12 @@ def fetch(
     from .fetch import OFFICIAL_URLS
     from .fetch import fetch as do_fetch
 
-    path = guard(lambda: do_fetch(out, urls=url or OFFICIAL_URLS))
+    path = kinds.guard(lambda: do_fetch(out, urls=url or OFFICIAL_URLS))
     typer.echo(f"{path}: SHA-256 verified")
 
 
 @app.command()
-def verify(
+def replay(
     data: Path = typer.Argument(..., help="Scenario file (.jsonl or .jsonl.gz)."),
     sandbox: str = typer.Option(
         "os", "--sandbox", help='"os" (bubblewrap; the default) or the weaker "process"'
@@ -46,15 +46,27 @@ def verify(
     from .sandbox import Limits, boundary_of
     from .verify import render, verify_file
 
-    limits = guard(lambda: Limits(sandbox=sandbox))
-    warning = guard(lambda: boundary_of(limits).require("CTE replay of data-file services"))
+    limits = kinds.guard(lambda: Limits(sandbox=sandbox))
+    warning = kinds.guard(lambda: boundary_of(limits).require("CTE replay of data-file services"))
     if warning:
-        typer.echo(f"warning: {warning}", err=True)
-    report = guard(lambda: verify_file(data, limits=limits))
+        typer.echo(f"warning: {visible(warning)}", err=True)
+    report = kinds.guard(lambda: verify_file(data, limits=limits))
     for line in render(report):
         typer.echo(visible(line))
     if not report.ok:
         raise typer.Exit(1)
+
+
+@app.command("verify", hidden=True)
+def verify(
+    data: Path = typer.Argument(..., help="Scenario file (.jsonl or .jsonl.gz)."),
+    sandbox: str = typer.Option(
+        "os", "--sandbox", help='"os" (bubblewrap; the default) or the weaker "process"'
+    ),
+) -> None:
+    """The earlier name of `replay` (`verify` now means only `tally verify RUN`)."""
+    kinds.err.print("note: `tally cte verify` is now `tally cte replay`")
+    replay(data, sandbox)
 
 
 @app.command()
@@ -65,7 +77,7 @@ def stats(
     """Composition per service x intervention kind: scenarios, scored calls, effect steps."""
     from .stats import file_stats, render_table
 
-    result: dict[str, Any] = guard(lambda: file_stats(data))
+    result: dict[str, Any] = kinds.guard(lambda: file_stats(data))
     if as_json:
         typer.echo(json.dumps(result, indent=2))
     else:
@@ -75,7 +87,7 @@ def stats(
 @app.command()
 def generate(
     seed: int = typer.Option(..., "--seed", help="Generator seed."),
-    out: Path = typer.Option(..., "-o", "--out", help="Output JSONL file."),
+    out: Path = kinds.options.output("Output JSONL file.", ...),
     probe: str | None = typer.Option(
         None,
         "--probe",
@@ -96,7 +108,7 @@ def generate(
         except ValueError as exc:  # an unknown probe name, checked before any work
             raise EvaltallyError(f"--probe: {exc}") from None
 
-    n = guard(run)
+    n = kinds.guard(run)
     typer.echo(f"{out}: {n} scenarios")
 
 

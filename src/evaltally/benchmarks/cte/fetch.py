@@ -65,7 +65,7 @@ def offline_hint(out_dir: Path, sha256: str) -> str:
     return (
         f"On an offline machine, copy the official {FILENAME} (SHA-256 {sha256}) to "
         f"{out_dir / FILENAME}, or point the sweep config's `path` at a local copy "
-        f"(.jsonl or .jsonl.gz); `tally cte verify PATH` checks any copy."
+        f"(.jsonl or .jsonl.gz); `tally cte replay PATH` checks any copy."
     )
 
 

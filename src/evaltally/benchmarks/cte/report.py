@@ -1,6 +1,6 @@
 """The CTE-Bench report section: metrics per (model, benchmark, protocol), tables, figures.
 
-Both `tally grade EXPORT` and `tally report RUN` end here through report/build.py; the
+Both `tally grade EXPORT` and `tally report RUN` end here through benchmarks/grading.py; the
 section's `groups` is what the two commands must agree on exactly (docs/cte-protocols.md).
 """
 

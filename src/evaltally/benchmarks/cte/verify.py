@@ -1,4 +1,4 @@
-"""``tally cte verify DATA``: replay every scenario in the sandbox and compare with the record.
+"""``tally cte replay DATA``: replay every scenario in the sandbox and compare with the record.
 
 Compared per record: every response of ``trace_prefix``, ``trace_original`` and
 ``trace_counterfactual``, both final states, and (state interventions) the intervention's

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 import typer
 
-from evaltally.benchmarks.cli_common import guard
+from evaltally.cli import kinds
 from evaltally.errors import EvaltallyError
 from evaltally.terminal import VisibleConsole
 
@@ -46,7 +46,7 @@ def check(data: str = typer.Argument(..., help=DATA_HELP)) -> None:
     """Validate a data directory and describe it (nothing is sent anywhere)."""
     from .data import load_dataset
 
-    ds = guard(lambda: load_dataset(data))
+    ds = kinds.guard(lambda: load_dataset(data))
     planned = sum(1 for _ in ds.planned())
     out.print(
         f"{data}: {len(ds.task_ids)} tasks, {len(ds.views)} checkpoints, views "
@@ -61,9 +61,7 @@ def check(data: str = typer.Argument(..., help=DATA_HELP)) -> None:
 @app.command("export-observer-inputs")
 def export_observer_inputs(
     data: str | None = typer.Argument(None, help=DATA_HELP + " Or give --config or --run."),
-    output: Path = typer.Option(
-        ..., "-o", "--output", help="JSONL file to write (must not exist)."
-    ),
+    output: Path = kinds.options.output("JSONL file to write (must not exist).", ...),
     config: Path | None = typer.Option(
         None, "--config", help="A sweep config: the units its ctxgap benchmark plans."
     ),
@@ -90,7 +88,7 @@ def export_observer_inputs(
         out.print(f"wrote {n:,} observer inputs to {output}", markup=False, highlight=False)
         _print_invalid(invalid, "left out (invalid)")
 
-    guard(go)
+    kinds.guard(go)
 
 
 def _planned_units(
@@ -100,7 +98,7 @@ def _planned_units(
     from a sweep's ctxgap benchmark (the views it runs)."""
     from evaltally.benchmarks.registry import load_benchmark
     from evaltally.config import load_config
-    from evaltally.run_dir import load_run_config
+    from evaltally.config.run_dir import load_run_config
 
     from .benchmark import CtxgapBenchmark
     from .data import load_dataset
@@ -146,9 +144,7 @@ def _options(
 def score_labels(
     data: str = typer.Argument(..., help=DATA_HELP),
     labels: str = typer.Option(..., "--labels", help='Labels JSONL file, or "example".'),
-    output: Path | None = typer.Option(
-        None, "-o", "--output", help="JSON report (must not exist)."
-    ),
+    output: Path | None = kinds.options.output("JSON report (must not exist)."),
     markdown_out: Path | None = typer.Option(
         None, "--markdown", help="Markdown report (must not exist)."
     ),
@@ -194,7 +190,7 @@ def score_labels(
             write_new(markdown_out, report.markdown(made, result).encode())
             out.print(f"wrote {markdown_out}", markup=False, highlight=False)
 
-    guard(go)
+    kinds.guard(go)
 
 
 if __name__ == "__main__":  # pragma: no cover

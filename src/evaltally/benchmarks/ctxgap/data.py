@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from evaltally.data_refs import RefusedFile, read_referenced
+from evaltally.benchmarks.data_refs import RefusedFile, read_referenced
 from evaltally.errors import DataError
 from evaltally.jsonl import read_objects
 from evaltally.records import Message, content_hash

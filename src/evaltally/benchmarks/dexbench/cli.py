@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+from evaltally.cli import kinds
 from evaltally.errors import DataError, EvaltallyError
 
 app = typer.Typer(
@@ -38,7 +39,7 @@ def _write_whole(text: str, out: Path) -> None:
 
 @app.command()
 def build(
-    out: Path = typer.Option(..., "-o", "--out", help="Instance file to write (JSON Lines)."),
+    out: Path = kinds.options.output("Instance file to write (JSON Lines).", ...),
     pythonsaga: Path | None = typer.Option(
         None, "--pythonsaga", help="Your copy of PythonSaga's basic185.jsonl (never shipped)."
     ),

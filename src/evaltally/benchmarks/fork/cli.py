@@ -6,12 +6,7 @@ from pathlib import Path
 
 import typer
 
-from evaltally.benchmarks.cli_common import (
-    derived_run_dir,
-    guard,
-    model_tables,
-    start_derived_run,
-)
+from evaltally.cli import kinds
 
 
 def fork(
@@ -31,20 +26,22 @@ def fork(
     bucket: str = typer.Option(
         "value", "--bucket", help="Entropy buckets: value, or key paths such as tool,target."
     ),
-    out: Path | None = typer.Option(None, "-o", "--out", help="The new run directory."),
+    out: Path | None = kinds.options.output("The new run directory."),
     name: str | None = typer.Option(None, "--name", help="The new run's name, beside RUN."),
-    budget: float | None = typer.Option(None, "--budget", help="Stop sending at this spend (USD)."),
+    budget: kinds.options.Budget = None,
 ) -> None:
     """Replay a recorded chain from step AT on, REPLAYS times, in a new run that names its
     parent; the parent's ledger is only read. `tally report` on the new run gives the entropy
     at AT, the outcome spread and how often the recorded continuation is reproduced."""
     parent = run_dir.resolve()
-    target = guard(lambda: derived_run_dir(parent, out, name, f"fork-{chain[:8]}-at{at}"))
+    target = kinds.guard(
+        lambda: kinds.derived_run_dir(parent, out, name, f"fork-{chain[:8]}-at{at}")
+    )
 
     def compose() -> str:
+        from evaltally.config.run_dir import CONFIG_COPY, load_run_config
+        from evaltally.config.toml_text import derived_config
         from evaltally.ledger.recorded import read_chain, resolve_chain
-        from evaltally.run_dir import CONFIG_COPY, load_run_config
-        from evaltally.toml_text import derived_config
 
         load_run_config(parent)  # a clear error when RUN is not a run directory
         chain_id = resolve_chain(parent, chain)
@@ -63,8 +60,8 @@ def fork(
             f"Written by `tally fork` for chain {chain_id} of {parent} at step {at}.\n"
             f"Continue it with `tally resume {target}` (this file is the run's {CONFIG_COPY}).",
             {"name": target.name, "runs_dir": str(target.resolve().parent)},
-            model_tables(copy, copy.read_text(encoding="utf-8"), [key]),
+            kinds.model_tables(copy, copy.read_text(encoding="utf-8"), [key]),
             bench,
         )
 
-    start_derived_run(target, compose, budget)
+    kinds.start_derived_run(target, compose, budget)

@@ -15,11 +15,11 @@ from pathlib import Path
 from evaltally.benchmarks.base import Benchmark, ReusedRequest, StepAnswer
 from evaltally.benchmarks.registry import load_benchmark
 from evaltally.config import SweepConfig
+from evaltally.config.run_dir import load_run_config
 from evaltally.errors import DataError, LedgerError
 from evaltally.ledger.recorded import read_chain, resolve_chain
 from evaltally.ledger.results import PendingChain, RecordedAnswer
 from evaltally.records import PlannedCall, Status, content_hash
-from evaltally.run_dir import load_run_config
 
 
 class ParentError(DataError):

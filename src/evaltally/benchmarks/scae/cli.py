@@ -9,12 +9,7 @@ from pathlib import Path
 
 import typer
 
-from evaltally.benchmarks.cli_common import (
-    derived_run_dir,
-    guard,
-    model_tables,
-    start_derived_run,
-)
+from evaltally.cli import kinds
 from evaltally.errors import ConfigError
 from evaltally.terminal import visible
 
@@ -57,7 +52,7 @@ def check(
             f"chance agreement of a uniform pick (mean 1/T): {chance:.3f}",
         ]
 
-    for line in guard(run):
+    for line in kinds.guard(run):
         typer.echo(visible(line))
 
 
@@ -75,19 +70,19 @@ def cte_judge(
         [], "--condition", help="full or prefix (repeatable; default: both)."
     ),
     limit: int | None = typer.Option(None, "--limit", min=1, help="Judge the first N chains."),
-    out: Path | None = typer.Option(None, "-o", "--out", help="The new run directory."),
+    out: Path | None = kinds.options.output("The new run directory."),
     name: str | None = typer.Option(None, "--name", help="The new run's name, beside RUN."),
-    budget: float | None = typer.Option(None, "--budget", help="Stop sending at this spend (USD)."),
+    budget: kinds.options.Budget = None,
 ) -> None:
     """Ask judge models where each recorded free rollout first went wrong, under both
     visibility conditions, in a new run (resumable with `tally resume`); `tally report` on it
     scores them against the certified first wrong call."""
     parent = run_dir.resolve()
-    target = guard(lambda: derived_run_dir(parent, out, name, "cte-judge"))
+    target = kinds.guard(lambda: kinds.derived_run_dir(parent, out, name, "cte-judge"))
 
     def compose() -> str:
-        from evaltally.run_dir import CONFIG_COPY, load_run_config
-        from evaltally.toml_text import derived_config
+        from evaltally.config.run_dir import CONFIG_COPY, load_run_config
+        from evaltally.config.toml_text import derived_config
 
         load_run_config(parent)  # a clear error when RUN is not a run directory
         try:
@@ -103,11 +98,11 @@ def cte_judge(
             f"Written by `tally scae cte-judge` for {parent}; its judges come from {judges}.\n"
             f"Continue it with `tally resume {target}` (this file is the run's {CONFIG_COPY}).",
             {"name": target.name, "runs_dir": str(target.resolve().parent)},
-            model_tables(judges, text, judge),
+            kinds.model_tables(judges, text, judge),
             bench,
         )
 
-    start_derived_run(target, compose, budget)
+    kinds.start_derived_run(target, compose, budget)
 
 
 @app.command()
@@ -133,22 +128,22 @@ def estimate(
     plan_only: bool = typer.Option(
         False, "--plan", help="Write the run's config and show its plan and cost; send nothing."
     ),
-    out: Path | None = typer.Option(None, "-o", "--out", help="The new run directory."),
+    out: Path | None = kinds.options.output("The new run directory."),
     name: str | None = typer.Option(None, "--name", help="The new run's name, beside RUN."),
-    budget: float | None = typer.Option(None, "--budget", help="Stop sending at this spend (USD)."),
+    budget: kinds.options.Budget = None,
 ) -> None:
     """Estimate step contributions of recorded free rollouts from replays of their recorded
     prefixes (SCAE Algorithm 1), in a new run (resumable with `tally resume`); `tally report`
     on it gives the hybrid estimates, their tests and their score against the certified first
     wrong call."""
     parent = run_dir.resolve()
-    target = guard(lambda: derived_run_dir(parent, out, name, "scae-estimate"))
+    target = kinds.guard(lambda: kinds.derived_run_dir(parent, out, name, "scae-estimate"))
 
     def compose() -> str:
         import tomllib
 
-        from evaltally.run_dir import CONFIG_COPY, load_run_config
-        from evaltally.toml_text import derived_config
+        from evaltally.config.run_dir import CONFIG_COPY, load_run_config
+        from evaltally.config.toml_text import derived_config
 
         load_run_config(parent)  # a clear error when RUN is not a run directory
         copy = parent / CONFIG_COPY
@@ -173,17 +168,16 @@ def estimate(
             f"Written by `tally scae estimate` for {parent} (model {key}).\n"
             f"Continue it with `tally resume {target}` (this file is the run's {CONFIG_COPY}).",
             {"name": target.name, "runs_dir": str(target.resolve().parent)},
-            model_tables(copy, text, [key]),
+            kinds.model_tables(copy, text, [key]),
             bench,
         )
 
     if plan_only:
-        from evaltally.cli import plan
-        from evaltally.run_dir import write_derived_config
+        from evaltally.config.run_dir import write_derived_config
 
-        plan(guard(lambda: write_derived_config(target, compose())))
+        kinds.plan(kinds.guard(lambda: write_derived_config(target, compose())))
         return
-    start_derived_run(target, compose, budget)
+    kinds.start_derived_run(target, compose, budget)
 
 
 @app.command()
@@ -208,4 +202,4 @@ def compare(
         return to_markdown(Table("Estimator and judges on the same chains", header, rows,
                                  BLAME_STATEMENT, left=1))  # fmt: skip
 
-    typer.echo(guard(go))
+    typer.echo(kinds.guard(go))

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from evaltally.benchmarks.base import DataSource
+from evaltally.benchmarks.binding import load_benchmarks
 from evaltally.benchmarks.cte.benchmark import CteBenchmark
 from evaltally.benchmarks.enrich import export_enricher
-from evaltally.benchmarks.registry import load_benchmarks
+from evaltally.config.run_dir import load_run_config
 from evaltally.errors import DataError
 from evaltally.ledger import export_rows
 from evaltally.ledger.files import ledger_path
 from evaltally.records import content_hash
-from evaltally.run_dir import load_run_config
 
 from .cte_judge import FIRST_WRONG_RUBRIC, Rollout, reference_counts, rollout_trajectory, rollouts
 from .items import CTE_ROLLOUTS, JudgeItem

@@ -18,16 +18,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from evaltally.benchmarks.binding import load_benchmarks
 from evaltally.benchmarks.cte.benchmark import CteBenchmark
 from evaltally.benchmarks.enrich import export_enricher
 from evaltally.benchmarks.fork.parent import ParentChain, ParentError
-from evaltally.benchmarks.registry import load_benchmarks
 from evaltally.benchmarks.scae.cte_judge import Rollout, rollouts
+from evaltally.config.run_dir import load_run_config
 from evaltally.errors import LedgerError
 from evaltally.ledger import export_rows
 from evaltally.ledger.recorded import MIN_PREFIX, read_chain
 from evaltally.records import content_hash
-from evaltally.run_dir import load_run_config
 
 
 def equidistant_points(steps: int, k: int) -> tuple[int, ...]:

@@ -7,11 +7,11 @@ what the numbers mean.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from evaltally.config import SweepConfig
 from evaltally.ledger.files import connect_ro, ledger_path
 from evaltally.ledger.usage import sql_total
 
@@ -23,6 +23,27 @@ SELECT p.model, SUM(o.status IN ('ok', 'parse_error')),
 FROM outcomes o JOIN planned p ON p.call_id = o.call_id
 GROUP BY p.model
 """
+
+
+class _Price(Protocol):
+    def usd(self, input_tokens: int, output_tokens: int) -> float: ...
+
+
+class _Model(Protocol):
+    """What the audit reads of a model's config (config.ModelConfig): the ledger never imports
+    the config package, which reads run directories through the ledger's files."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def reasoning(self) -> str: ...
+    @property
+    def price(self) -> _Price | None: ...
+
+
+class _Config(Protocol):
+    @property
+    def models(self) -> Sequence[_Model]: ...
 
 
 def reasoning_against_request(requested: str | None, reasoning_tokens: int) -> bool:
@@ -55,7 +76,7 @@ class ModelAudit:
         )
 
 
-def audit_run(run_dir: Path, config: SweepConfig) -> list[ModelAudit]:
+def audit_run(run_dir: Path, config: _Config) -> list[ModelAudit]:
     conn = connect_ro(ledger_path(run_dir))
     try:
         rows = {r[0]: tuple(int(v) for v in r[1:]) for r in conn.execute(_USAGE_BY_MODEL)}
@@ -64,8 +85,6 @@ def audit_run(run_dir: Path, config: SweepConfig) -> list[ModelAudit]:
     audits = []
     for m in config.models:
         n, tin, tout, treason, with_reasoning = rows.get(m.key, (0, 0, 0, 0, 0))
-        cost = None
-        if m.price is not None:
-            cost = (tin * m.price.input_per_mtok + tout * m.price.output_per_mtok) / 1e6
+        cost = None if m.price is None else m.price.usd(tin, tout)
         audits.append(ModelAudit(m.key, m.reasoning, n, tin, tout, treason, with_reasoning, cost))
     return audits

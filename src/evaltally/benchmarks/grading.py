@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaltally.audit import reasoning_against_request
 from evaltally.benchmarks.registry import get_kind, kind_names
 from evaltally.errors import DataError
+from evaltally.ledger.audit import reasoning_against_request
 from evaltally.ledger.export_formats import read_export
 from evaltally.report.files import markdown, write_report
 from evaltally.report.section import Grader, GradeSettings, Section

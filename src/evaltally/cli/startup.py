@@ -29,11 +29,3 @@ def end() -> None:
         _paused = False
         gc.freeze()
         gc.enable()
-
-
-def main() -> None:
-    """`tally` (and `python -m evaltally`): the CLI, imported with the collector already off."""
-    begin()
-    from evaltally.cli import main as cli_main
-
-    cli_main()

@@ -16,8 +16,8 @@ import typer
 from typer.core import TyperGroup
 from typer.main import get_group
 
-from evaltally import startup
 from evaltally.benchmarks.base import BenchmarkKind
+from evaltally.cli.startup import end
 
 Command = Any
 """typer's vendored click `Command` (typer exports no name for it)."""
@@ -66,7 +66,7 @@ class LazyCommands(MutableMapping[str, Command]):
 def _build(name: str, mount: Mount) -> Command:
     # The same typer machinery that mounts a command on the root app, applied to an app holding
     # only this one: the command comes out exactly as if it had been mounted up front.
-    startup.end()  # its work begins without passing cli._guard
+    end()  # its work begins without passing cli.output.guard
     holder = typer.Typer()
     mount(holder)
     return get_group(holder).commands[name]

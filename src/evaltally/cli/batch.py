@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.table import Table
 
-from evaltally.batch_plan import BatchPlan
+from evaltally.plan.batches import BatchPlan
 
 
 def plan_lines(plans: Sequence[BatchPlan]) -> list[str]:

@@ -1,10 +1,11 @@
-"""One `tally run` / `tally resume` session: plan first, then drive what remains.
+"""One `tally run` / `tally resume` session: open the run (run/open.py), then drive what
+remains.
 
 config -> plan -> ledger(planned) -> pending chains (streamed in batches) -> scheduler ->
 outcomes (batch-mode models: rounds of provider batches, docs/batch.md). A run directory
-keeps a copy of the config it was started with (run_dir.py); resume reads that copy. The copy is
-written right after the ledger is created, so a config copy beside a missing or empty ledger
-means the ledger was lost.
+keeps a copy of the config it was started with (config/run_dir.py); resume reads that copy. The
+copy is written right after the ledger is created, so a config copy beside a missing or empty
+ledger means the ledger was lost.
 
 Every way out of a session (success, Ctrl-C, SIGTERM, a failed ledger write, a bug) closes the
 attempts in flight as interrupted where the ledger can still record, and closes the ledger.
@@ -21,23 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from evaltally.benchmarks.enrich import data_sources, parents
-from evaltally.benchmarks.registry import load_benchmarks
-from evaltally.config import SweepConfig, read_api_keys
-from evaltally.config.checks import make_run_dir
+from evaltally.config import SweepConfig
 from evaltally.errors import RunTerminated
 from evaltally.ledger import Ledger, PendingChain, PendingCount
-from evaltally.plan import plan_rows
-from evaltally.run_dir import CONFIG_COPY, keep_config_copy
-from evaltally.runner.batch import BatchBudget, BatchDriver, refuse_open_batches_in_sync_mode
+from evaltally.run.open import open_run, record_plan
+from evaltally.runner import clock as clk
+from evaltally.runner.batch import BatchBudget, BatchDriver
 from evaltally.runner.call import CallExecutor
 from evaltally.runner.lane import Lane
 from evaltally.runner.progress import ProgressReporter
-from evaltally.runner.reused import check_reused
 from evaltally.runner.scheduler import BudgetCheck, ChainWork, Scheduler, first_error
 from evaltally.runner.transport import AiohttpTransport, Transport
-from evaltally.runner.units import build_units
-from evaltally.runner.verification import Verifier, check_verification, verify_recorded
+from evaltally.runner.verification import Verifier, verify_recorded
 from evaltally.runner.workers import WorkerPool
 
 
@@ -80,14 +76,21 @@ async def run_session(
     progress: TextIO | None = None,
     budget_usd: float | None = None,
     start_over: bool = False,
+    clock: clk.Clock = clk.monotonic,
+    sleep: clk.Sleep = clk.sleep,
 ) -> SessionResult:
     """Plan, record the plan, and drive every pending call to an outcome.
 
     `start_over`: the run's ledger was lost (see Ledger.open); begin it again from nothing.
+    `clock`/`sleep`: the time the lanes read and the waits of lanes and retries
+    (runner/clock.py; a VirtualClock makes every wait instant).
     """
+    timing = (clock, sleep)
     with _sigterm_cancels() as terminated:
         try:
-            return await _session(config, command, transport, env, progress, budget_usd, start_over)
+            return await _session(
+                config, command, transport, env, progress, budget_usd, start_over, timing
+            )
         except asyncio.CancelledError:
             if not terminated:
                 raise
@@ -105,35 +108,16 @@ async def _session(
     progress: TextIO | None,
     budget_usd: float | None,
     start_over: bool,
+    timing: tuple[clk.Clock, clk.Sleep],
 ) -> SessionResult:
-    keys = read_api_keys(config, env)
-    benchmarks = load_benchmarks(config)
-    units = build_units(config, keys)
-    # Before the run directory exists: a fork whose parent changed leaves nothing behind.
-    check_reused(benchmarks)
-    check_verification(benchmarks)
-    run_dir = make_run_dir(config)
-    started = (run_dir / CONFIG_COPY).exists()
-    ledger = await Ledger.open(
-        run_dir, create=True, command=command, started=started, start_over=start_over
-    )
+    run = await open_run(config, command, env, start_over, *timing)
+    run_dir, ledger, benchmarks, units = run.run_dir, run.ledger, run.benchmarks, run.units
     own_transport = transport is None
     transport = transport or AiohttpTransport()
     pool = WorkerPool()
     verifier = Verifier(ledger, pool)
     try:
-        if not started:
-            # Kept before the plan is written, so a run killed while planning can be resumed.
-            keep_config_copy(config, run_dir)
-        delta = await ledger.record_plan(lambda: plan_rows(config, benchmarks))
-        await ledger.set_meta("config", {"path": str(config.path), "text": config.text})
-        await ledger.set_meta("data_sources", data_sources(benchmarks))
-        lineage = parents(benchmarks)
-        if lineage:
-            await ledger.set_meta("parents", lineage)
-        keep_config_copy(config, run_dir)  # only now: a refused plan leaves the copy as it was
-        interrupted = await ledger.mark_interrupted()
-        await refuse_open_batches_in_sync_mode(ledger, units)
+        delta, interrupted = await record_plan(run)
         counts = await ledger.pending_counts()
         result = SessionResult(run_dir, delta.total, delta.added, interrupted_attempts=interrupted)
         for key, count in counts.items():
@@ -146,7 +130,7 @@ async def _session(
         budget = _budget_check(limit, spent)
         # Answers a killed session recorded but never verified are verified now.
         await verify_recorded(ledger, verifier, benchmarks, unverified_only=True)
-        executor = CallExecutor(ledger, transport)
+        executor = CallExecutor(ledger, transport, timing[1])
         on_ok = verifier.submit if any(b.verifies for b in benchmarks.values()) else None
         scheduler = Scheduler(ledger, executor, units, benchmarks, budget, on_ok)
         batch_budget = BatchBudget(limit, spent) if limit is not None else None
@@ -296,7 +280,7 @@ async def _record_lanes(ledger: Ledger, lanes: Mapping[str, Lane]) -> None:
 def _spent_before(run_dir: Path, config: SweepConfig) -> float:
     """What earlier sessions of the run spent: the budget covers the whole run. Read only when
     there is a budget (it reads every outcome's usage)."""
-    from evaltally.audit import audit_run
+    from evaltally.ledger.audit import audit_run
 
     return sum(a.cost_usd or 0.0 for a in audit_run(run_dir, config))
 

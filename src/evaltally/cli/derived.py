@@ -1,36 +1,22 @@
-"""What every benchmark's CLI sub-app (`tally <kind> ...`) shares: error handling, and starting a
-run built on another run (`tally fork`, `tally scae cte-judge`)."""
+"""Starting a run built on another run (`tally fork`, `tally scae cte-judge`): where it goes,
+its config's model tables, and running it like `tally run`."""
 
 from __future__ import annotations
 
 import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
-
-import typer
+from typing import Any
 
 from evaltally.config.checks import check_run_name
 from evaltally.errors import ConfigError, EvaltallyError
-from evaltally.terminal import visible
-
-T = TypeVar("T")
-
-
-def guard(fn: Callable[[], T]) -> T:
-    """Run ``fn``; an EvaltallyError becomes its message on stderr and its exit code."""
-    try:
-        return fn()
-    except EvaltallyError as exc:
-        typer.echo(f"error: {visible(str(exc), newlines=True)}", err=True)
-        raise typer.Exit(exc.exit_code) from None
 
 
 def derived_run_dir(parent: Path, out: Path | None, name: str | None, suffix: str) -> Path:
     """The directory of a run built on `parent`: `-o DIR`, or `--name NAME` beside the parent,
     or `<parent name>-<suffix>` beside it."""
     if out is not None and name is not None:
-        raise EvaltallyError("give either -o/--out or --name, not both")
+        raise EvaltallyError("give either -o/--output or --name, not both")
     if out is not None:
         if out.exists() and not out.is_dir():
             raise ConfigError(f"-o {out}", "", "exists and is not a directory (-o names a run)")
@@ -45,13 +31,13 @@ def derived_run_dir(parent: Path, out: Path | None, name: str | None, suffix: st
 
 
 def start_derived_run(run_dir: Path, compose: Callable[[], str], budget: float | None) -> None:
-    """Write the config `compose()` returns as `run_dir`'s config copy (run_dir.py), then run it
-    like `tally run`, with the same summary and exit statuses. `tally resume run_dir`
+    """Write the config `compose()` returns as `run_dir`'s config copy (config/run_dir.py), then
+    run it like `tally run`, with the same summary and exit statuses. `tally resume run_dir`
     continues it."""
-    from evaltally.cli import run_config
+    from evaltally.cli.runs import run_config
     from evaltally.config import load_config
+    from evaltally.config.run_dir import write_derived_config
     from evaltally.ledger.files import ledger_path
-    from evaltally.run_dir import write_derived_config
 
     # The composed config is the run's copy before its ledger exists (unlike `tally run`, whose
     # copy follows the ledger), so a first start must not read as a lost ledger.
