@@ -115,6 +115,9 @@ class Boundary:
         cmd += ["--die-with-parent", "--new-session", "--clearenv"]
         for name, value in env.items():
             cmd += ["--setenv", name, value]
+        # bwrap mounts in order: the private /tmp first, so that an interpreter or a checkout
+        # lying under the host's /tmp is bound on top of it rather than hidden by it.
+        cmd += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
         for path in map(Path, SYSTEM_DIRS):
             if path.is_symlink():
                 cmd += ["--symlink", str(path.readlink()), str(path)]
@@ -124,8 +127,7 @@ class Boundary:
         own = () if exe.is_relative_to(prefix) else (str(exe),)
         for tree in (str(prefix), *own, str(PACKAGE_DIR), *self.read_only):
             cmd += ["--ro-bind", tree, tree]
-        cmd += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
-        return [*cmd, "--", *inner]
+        return [*cmd, "--chdir", "/tmp", "--", *inner]
 
     def exit_status(self, code: int) -> int:
         """A sandboxed process's exit status as ``subprocess`` reports one it started itself:
