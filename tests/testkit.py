@@ -37,21 +37,6 @@ class MockProcess:
             pass
 
 
-class FakeTime:
-    """An injected clock and sleep for pure timing logic: sleeping moves the clock."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        self.slept: list[float] = []
-
-    def clock(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
-
-
 def write_items(path: Path, n: int, *, turns: int = 0) -> Path:
     lines = []
     for i in range(n):

@@ -8,6 +8,7 @@ import io
 from pathlib import Path
 
 from evaltally.config import Limits
+from evaltally.runner.clock import VirtualClock
 from evaltally.runner.lane import Lane
 from evaltally.runner.lane_states import (
     LANES_FILE,
@@ -16,7 +17,6 @@ from evaltally.runner.lane_states import (
     write_lane_states,
 )
 from evaltally.runner.progress import ProgressReporter, log_line
-from testkit import FakeTime
 
 
 def test_states_round_trip_and_go_stale(tmp_path: Path) -> None:
@@ -37,10 +37,10 @@ def test_a_missing_or_malformed_file_shows_nothing(tmp_path: Path) -> None:
 async def test_the_reporter_publishes_each_lanes_cause_and_removes_it_at_the_end(
     tmp_path: Path,
 ) -> None:
-    t = FakeTime()
-    paused = Lane("paused", Limits(), clock=t.clock, sleep=t.sleep)
+    t = VirtualClock()
+    paused = Lane("paused", Limits(), clock=t.monotonic, sleep=t.sleep)
     paused.pause(30.0)
-    waiting = Lane("waiting", Limits(), clock=t.clock, sleep=t.sleep)
+    waiting = Lane("waiting", Limits(), clock=t.monotonic, sleep=t.sleep)
     waiting.stats.retry_waiting = 2
     reporter = ProgressReporter({"a": paused, "b": waiting}, io.StringIO(), tmp_path)
     task = asyncio.create_task(reporter.run())

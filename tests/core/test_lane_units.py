@@ -10,9 +10,9 @@ import pytest
 from evaltally.config import Limits
 from evaltally.records import RateLimitSnapshot
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
+from evaltally.runner.clock import VirtualClock
 from evaltally.runner.lane import PAUSE_JITTER, Lane, LaneStopped, Ticket
 from evaltally.runner.pacing import DECREASE, HEADROOM, SLOW_START_RATE
-from testkit import FakeTime
 
 
 def test_breaker_opens_probes_and_closes() -> None:
@@ -31,8 +31,8 @@ def test_breaker_opens_probes_and_closes() -> None:
 
 
 async def test_lane_pause_holds_every_call() -> None:
-    t = FakeTime()
-    lane = Lane("x", Limits(rpm=6000), clock=t.clock, sleep=t.sleep)
+    t = VirtualClock()
+    lane = Lane("x", Limits(rpm=6000), clock=t.monotonic, sleep=t.sleep)
     lane.pause(2.0)
     await lane.acquire(0)
     assert t.now >= 2.0
@@ -40,8 +40,8 @@ async def test_lane_pause_holds_every_call() -> None:
 
 
 async def test_lane_rpm_pacing_without_real_time() -> None:
-    t = FakeTime()
-    lane = Lane("x", Limits(rpm=120), clock=t.clock, sleep=t.sleep)
+    t = VirtualClock()
+    lane = Lane("x", Limits(rpm=120), clock=t.monotonic, sleep=t.sleep)
     for _ in range(12):
         lane.release(await lane.acquire(0), None)
     # Just under 2/s, evenly spaced from the first request: the 12th leaves after 11 gaps.
@@ -49,8 +49,8 @@ async def test_lane_rpm_pacing_without_real_time() -> None:
 
 
 async def test_lane_429_pauses_as_asked_with_jitter_and_cuts_rate() -> None:
-    t = FakeTime()
-    lane = Lane("x", Limits(rpm=6000), clock=t.clock, sleep=t.sleep, rng=random.Random(1))
+    t = VirtualClock()
+    lane = Lane("x", Limits(rpm=6000), clock=t.monotonic, sleep=t.sleep, rng=random.Random(1))
     before = lane.requests.per_minute_rate
     ticket = await lane.acquire(0)
     lane.release(ticket, None)
@@ -62,8 +62,8 @@ async def test_lane_429_pauses_as_asked_with_jitter_and_cuts_rate() -> None:
 
 
 async def test_wait_past_the_cap_stops_the_lane_with_the_reason() -> None:
-    t = FakeTime()
-    lane = Lane("x", Limits(), clock=t.clock, sleep=t.sleep)
+    t = VirtualClock()
+    lane = Lane("x", Limits(), clock=t.monotonic, sleep=t.sleep)
     ticket = await lane.acquire(0)
     lane.release(ticket, None)
     lane.refused(ticket, None, 999999 * 3600.0)
@@ -81,8 +81,8 @@ def test_reset_header_past_the_cap_never_pauses_the_lane() -> None:
 
 
 async def test_a_lane_without_limits_ramps_its_rate_up_and_a_429_ends_the_ramp() -> None:
-    t = FakeTime()
-    lane = Lane("x", Limits(concurrency=64), clock=t.clock, sleep=t.sleep)
+    t = VirtualClock()
+    lane = Lane("x", Limits(concurrency=64), clock=t.monotonic, sleep=t.sleep)
     tickets = [await lane.acquire(0) for _ in range(3)]
     assert 0 < tickets[1].sent_at <= 1 / SLOW_START_RATE
     lane.refused(tickets[-1], None, 0.0)
@@ -90,8 +90,8 @@ async def test_a_lane_without_limits_ramps_its_rate_up_and_a_429_ends_the_ramp()
 
 
 async def test_lane_adopts_advertised_limit_and_an_exhausted_limit_holds_one_interval() -> None:
-    t = FakeTime()
-    lane = Lane("x", Limits(), clock=t.clock, sleep=t.sleep)
+    t = VirtualClock()
+    lane = Lane("x", Limits(), clock=t.monotonic, sleep=t.sleep)
     lane.observe(RateLimitSnapshot(limit_requests=60, remaining_requests=0, reset_requests_s=30.0))
     assert lane.requests.per_minute_rate == pytest.approx(60 * HEADROOM)
     # Nothing left: the next request waits one interval of the rate, not the 30 s until the
@@ -102,8 +102,8 @@ async def test_lane_adopts_advertised_limit_and_an_exhausted_limit_holds_one_int
 
 
 async def test_exhausted_limit_without_a_rate_pauses_until_its_reset() -> None:
-    t = FakeTime()
-    lane = Lane("x", Limits(), clock=t.clock, sleep=t.sleep, rng=random.Random(0))
+    t = VirtualClock()
+    lane = Lane("x", Limits(), clock=t.monotonic, sleep=t.sleep, rng=random.Random(0))
     lane.observe(RateLimitSnapshot(remaining_requests=0, reset_requests_s=3.0))
     await lane.acquire(0)
     assert 3.0 <= t.now <= 3.0 * (1 + PAUSE_JITTER) + 0.5
@@ -117,8 +117,8 @@ async def test_stopped_lane_refuses() -> None:
 
 
 async def test_a_lane_without_limits_holds_its_window_until_an_answer() -> None:
-    t = FakeTime()
-    lane = Lane("x", Limits(concurrency=64), clock=t.clock, sleep=t.sleep)
+    t = VirtualClock()
+    lane = Lane("x", Limits(concurrency=64), clock=t.monotonic, sleep=t.sleep)
     first = await lane.acquire(0)
     t.now += 0.001
     lane.release(first, None)
@@ -142,8 +142,8 @@ async def test_a_lane_without_limits_holds_its_window_until_an_answer() -> None:
 
 
 async def test_an_advertised_limit_counts_what_the_slow_start_already_sent() -> None:
-    t = FakeTime()
-    lane = Lane("x", Limits(), clock=t.clock, sleep=t.sleep)
+    t = VirtualClock()
+    lane = Lane("x", Limits(), clock=t.monotonic, sleep=t.sleep)
     sent = [await lane.acquire(0) for _ in range(3)]  # the slow start's first three, in 20 ms
     assert sent[-1].sent_at < 0.02
     lane.observe(RateLimitSnapshot(limit_requests=600), sent_at=0.0)

@@ -13,10 +13,10 @@ from evaltally.adapters.gemini import GeminiAdapter
 from evaltally.adapters.http_errors import classify_status
 from evaltally.config import Limits
 from evaltally.records import AttemptError, RateLimitSnapshot
+from evaltally.runner.clock import VirtualClock
 from evaltally.runner.lane import Lane, Ticket
 from evaltally.runner.pacing import HEADROOM
 from evaltally.runner.refusals import MAX_ANSWERS, MIN_ANSWERS, RefusalJudge
-from testkit import FakeTime
 
 
 def _classify(headers: dict[str, str], message: str = "Rate limit reached.") -> AttemptError:
@@ -128,12 +128,12 @@ def test_capacity_ends_when_the_share_climbs_well_above_the_one_measured() -> No
     assert not judge.capacity
 
 
-def _lane(t: FakeTime) -> Lane:
-    return Lane("x", Limits(rpm=30000), clock=t.clock, sleep=t.sleep, rng=random.Random(0))
+def _lane(t: VirtualClock) -> Lane:
+    return Lane("x", Limits(rpm=30000), clock=t.monotonic, sleep=t.sleep, rng=random.Random(0))
 
 
 def test_a_capacity_429_neither_pauses_the_lane_nor_cuts_its_rate() -> None:
-    t = FakeTime()
+    t = VirtualClock()
     lane = _lane(t)
     rate = lane.requests.per_minute_rate
     assert not lane.refused(Ticket(0.0, 0), None, 1.0, capacity=True)
@@ -141,7 +141,7 @@ def test_a_capacity_429_neither_pauses_the_lane_nor_cuts_its_rate() -> None:
     assert (lane.stats.rate_limited, lane.stats.capacity_refused) == (1, 1)
 
 
-def _answer(lane: Lane, t: FakeTime, rng: random.Random, share: float) -> None:
+def _answer(lane: Lane, t: VirtualClock, rng: random.Random, share: float) -> None:
     ticket = Ticket(t.now, 0)
     t.now += 0.003
     if rng.random() < share:
@@ -151,7 +151,7 @@ def _answer(lane: Lane, t: FakeTime, rng: random.Random, share: float) -> None:
 
 
 def test_a_lane_finds_capacity_429s_and_goes_back_to_its_rate() -> None:
-    t, rng = FakeTime(), random.Random(3)
+    t, rng = VirtualClock(), random.Random(3)
     lane = _lane(t)
     configured = lane.requests.per_minute_rate
     assert configured == pytest.approx(30000 * HEADROOM)
@@ -176,7 +176,7 @@ def test_a_lane_finds_capacity_429s_and_goes_back_to_its_rate() -> None:
 
 
 def test_headers_showing_a_limit_run_out_pause_the_lane_even_in_capacity_mode() -> None:
-    t = FakeTime()
+    t = VirtualClock()
     lane = _lane(t)
     lane.refusals.capacity = True
     out = RateLimitSnapshot(remaining_requests=0, limit_requests=30000)
@@ -185,8 +185,8 @@ def test_headers_showing_a_limit_run_out_pause_the_lane_even_in_capacity_mode() 
 
 
 def test_the_lane_says_why_it_waits() -> None:
-    t = FakeTime()
-    lane = Lane("x", Limits(breaker_threshold=2), clock=t.clock, sleep=t.sleep)
+    t = VirtualClock()
+    lane = Lane("x", Limits(breaker_threshold=2), clock=t.monotonic, sleep=t.sleep)
     assert lane.wait_cause() == "running"
     lane.stats.retry_waiting = 3
     assert "3 waiting out their own Retry-After" in lane.wait_cause()

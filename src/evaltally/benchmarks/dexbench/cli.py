@@ -10,6 +10,7 @@ import typer
 
 from evaltally.cli import kinds
 from evaltally.errors import DataError, EvaltallyError
+from evaltally.terminal import visible
 
 app = typer.Typer(
     help="DexBench: build the instances from CRUXEval, HumanEval and (your copy of) PythonSaga.",
@@ -75,7 +76,7 @@ def build(
         _refuse_existing(out, force=force)
         _write_whole(text, out)
     except EvaltallyError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {visible(str(exc), newlines=True)}", err=True)
         raise typer.Exit(exc.exit_code) from None
     for source, c in result.counts.items():
         typer.echo(
