@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from evaltally.errors import LedgerError
+from evaltally.ledger.current import CURRENT_OUTCOME
 from evaltally.ledger.files import LEDGER_FILE, RUN_OWNED, connect_ro, ledger_path, translate
 from evaltally.ledger.lock import LOCK_FILE
 
@@ -26,15 +27,6 @@ EXPORT_SCHEMA_VERSION = 1
 ExportRow = dict[str, Any]
 """One export row (fields in docs/export.md); `enrich` receives it and returns extra fields."""
 
-
-def latest_outcome_seq(call_id: str) -> str:
-    """SQL: the seq of the latest outcome row of the call whose id is the expression `call_id`.
-    The one definition of "the current outcome of a planned call" (export, `tally view`)."""
-    return f"(SELECT max(x.seq) FROM outcomes x WHERE x.call_id = {call_id})"
-
-
-# Joins each planned row `p` to its current outcome `o` (none for a call never finished).
-LATEST_OUTCOME = f"LEFT JOIN outcomes o ON o.seq = {latest_outcome_seq('p.call_id')}\n"
 
 _SELECT = (
     """
@@ -45,7 +37,7 @@ SELECT p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.protocol, p.item_i
        (SELECT count(*) FROM attempts a WHERE a.call_id = p.call_id AND a.kind = 'start')
 FROM planned p
 """
-    + LATEST_OUTCOME
+    + CURRENT_OUTCOME
 )
 _QUERY = _SELECT + "ORDER BY p.model, p.benchmark, p.protocol, p.chain_id, p.step"
 
