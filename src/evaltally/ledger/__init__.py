@@ -1,7 +1,7 @@
 """The append-only run ledger: store (single writer), resume queries, status, export, verify."""
 
 from evaltally.ledger.bodies import unpack as unpack_body
-from evaltally.ledger.chain import plan_fingerprint
+from evaltally.ledger.chain import plan_fingerprint, request_hash
 from evaltally.ledger.export import ExportRow, export_rows, export_run
 from evaltally.ledger.results import PendingChain, PendingCount, PlanDelta, RecordedAnswer
 from evaltally.ledger.schema import SCHEMA_VERSION
@@ -24,6 +24,7 @@ __all__ = [
     "export_run",
     "latest_meta",
     "plan_fingerprint",
+    "request_hash",
     "run_status",
     "unpack_body",
     "verify_run",

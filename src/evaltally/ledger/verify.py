@@ -14,7 +14,6 @@ without a trace: that is indistinguishable from a crash before they were committ
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterator
@@ -279,7 +278,7 @@ def _request_hashes(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[
             raw = None if body is None else bodies.unpack(body)
         except zlib.error:
             raw = None
-        if raw is None or hashlib.sha256(raw).hexdigest() != rhash:
+        if raw is None or chain.request_hash(raw) != rhash:
             yield (
                 f"attempts seq {seq}{_short(call_id)}: request_hash is not the sha256 of the "
                 "recorded request body"
