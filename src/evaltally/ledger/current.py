@@ -39,7 +39,8 @@ def join_current(alias: str = "o", *, final: bool = False) -> str:
 
 def is_done(call_id: str) -> str:
     """SQL condition: the call whose id is the expression `call_id` has a final current
-    outcome."""
+    outcome. (Reading the current row by its seq measured faster than comparing the newest
+    final seq with the newest seq on the index alone: bench/ledger_scale.py's ledger.)"""
     seq = current_seq(call_id)
     return f"EXISTS (SELECT 1 FROM outcomes fin WHERE fin.seq = {seq} AND fin.status IN {FINAL})"
 

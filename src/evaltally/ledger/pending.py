@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from evaltally.ledger.current import FINAL, is_current, is_done, join_current
+from evaltally.ledger.current import FINAL, is_done, join_current
 from evaltally.ledger.files import connect_ro, translate
 from evaltally.ledger.results import PendingChain, PendingCount, RecordedAnswer
 from evaltally.records import PlannedCall, Status
@@ -53,14 +53,14 @@ WHERE NOT {is_done("p.call_id")}
 GROUP BY p.model
 """
 
-# Per model, of the chains that have a final outcome: calls with one, and chains whose every
-# call of that model has one. Read from the outcomes side (CROSS JOIN keeps that order), so
+# Per model, of the chains that have a final outcome: calls done, and chains whose every
+# call of that model is done. Read from the outcomes side (CROSS JOIN keeps that order), so
 # the cost follows the work done, not the size of the plan.
 _DONE = f"""
 SELECT model, sum(done), sum(done = n) FROM (
   SELECT p.model AS model, count(*) AS n, sum({is_done("p.call_id")}) AS done
   FROM (SELECT DISTINCT d.chain_id FROM outcomes f CROSS JOIN planned d
-        ON d.call_id = f.call_id WHERE f.status IN {FINAL} AND {is_current("f")}) t
+        ON d.call_id = f.call_id WHERE f.status IN {FINAL}) t
   CROSS JOIN planned p ON p.chain_id = t.chain_id
   GROUP BY p.chain_id, p.model
 ) GROUP BY model
