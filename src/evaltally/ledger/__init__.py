@@ -2,7 +2,8 @@
 
 from evaltally.ledger.bodies import unpack as unpack_body
 from evaltally.ledger.chain import plan_fingerprint, request_hash
-from evaltally.ledger.export import ExportRow, export_rows, export_run
+from evaltally.ledger.export import export_rows, export_run
+from evaltally.ledger.export_record import ExportRecord, ExportRow
 from evaltally.ledger.results import PendingChain, PendingCount, PlanDelta, RecordedAnswer
 from evaltally.ledger.schema import SCHEMA_VERSION
 from evaltally.ledger.status import RunStatus, StatusCounts, latest_meta, run_status
@@ -11,6 +12,7 @@ from evaltally.ledger.verify import VerifyReport, verify_run
 
 __all__ = [
     "SCHEMA_VERSION",
+    "ExportRecord",
     "ExportRow",
     "Ledger",
     "PendingChain",

@@ -19,14 +19,9 @@ import orjson
 
 from evaltally.errors import LedgerError
 from evaltally.ledger.current import CURRENT_OUTCOME
+from evaltally.ledger.export_record import EXPORT_SCHEMA_VERSION, FIELDS, ExportRow
 from evaltally.ledger.files import LEDGER_FILE, RUN_OWNED, connect_ro, ledger_path, translate
 from evaltally.ledger.lock import LOCK_FILE
-
-EXPORT_SCHEMA_VERSION = 1
-
-ExportRow = dict[str, Any]
-"""One export row (fields in docs/export.md); `enrich` receives it and returns extra fields."""
-
 
 _SELECT = (
     """
@@ -170,24 +165,25 @@ def _record(row: tuple[Any, ...]) -> ExportRow:
             "cached_tokens": tcached,
         }
     )
-    return {
-        "schema_version": EXPORT_SCHEMA_VERSION,
-        "call_id": call_id,
-        "chain_id": chain_id,
-        "step": step,
-        "model": model,
-        "benchmark": bench,
-        "protocol": proto,
-        "item_id": item,
-        "sample": sample,
-        "spec": orjson.loads(spec),
-        "status": status if status is not None else "unfinished",
-        "attempts": attempts,
-        "raw_text": raw,
-        "parsed": orjson.loads(parsed) if parsed is not None else None,
-        "parse_path": parse_path,
-        "usage": usage,
-        "latency_ms": latency,
-        "request_hash": rhash,
-        "reason": reason,
-    }
+    values = (
+        EXPORT_SCHEMA_VERSION,
+        call_id,
+        chain_id,
+        step,
+        model,
+        bench,
+        proto,
+        item,
+        sample,
+        orjson.loads(spec),
+        status if status is not None else "unfinished",
+        attempts,
+        raw,
+        orjson.loads(parsed) if parsed is not None else None,
+        parse_path,
+        usage,
+        latency,
+        rhash,
+        reason,
+    )
+    return dict(zip(FIELDS, values, strict=True))
