@@ -19,17 +19,18 @@ import orjson
 
 from evaltally.errors import LedgerError
 from evaltally.ledger.current import CURRENT_OUTCOME
-from evaltally.ledger.export_record import EXPORT_SCHEMA_VERSION, FIELDS, ExportRow
+from evaltally.ledger.export_record import EXPORT_SCHEMA_VERSION, FIELDS, USAGE_KEYS, ExportRow
 from evaltally.ledger.files import LEDGER_FILE, RUN_OWNED, connect_ro, ledger_path, translate
 from evaltally.ledger.lock import LOCK_FILE
 
 _SELECT = (
     """
 SELECT p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.protocol, p.item_id, p.sample,
-       p.spec_json, o.status, o.raw_text, o.parsed_json, o.parse_path,
+       p.spec_json, o.status,
+       (SELECT count(*) FROM attempts a WHERE a.call_id = p.call_id AND a.kind = 'start'),
+       o.raw_text, o.parsed_json, o.parse_path,
        o.input_tokens, o.output_tokens, o.reasoning_tokens, o.cached_tokens,
-       o.latency_ms, o.request_hash, o.reason,
-       (SELECT count(*) FROM attempts a WHERE a.call_id = p.call_id AND a.kind = 'start')
+       o.latency_ms, o.request_hash, o.reason
 FROM planned p
 """
     + CURRENT_OUTCOME
@@ -132,49 +133,13 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _record(row: tuple[Any, ...]) -> ExportRow:
-    (
-        call_id,
-        chain_id,
-        step,
-        model,
-        bench,
-        proto,
-        item,
-        sample,
-        spec,
-        status,
-        raw,
-        parsed,
-        parse_path,
-        tin,
-        tout,
-        treas,
-        tcached,
-        latency,
-        rhash,
-        reason,
-        attempts,
-    ) = row
-    usage = (
-        None
-        if tin is None
-        else {
-            "input_tokens": tin,
-            "output_tokens": tout,
-            "reasoning_tokens": treas,
-            "cached_tokens": tcached,
-        }
-    )
+    """A `_SELECT` row as the export row: the columns come in `FIELDS` order, the JSON ones
+    parsed and the four token counts joined into `usage`."""
+    spec, status, attempts, raw, parsed, parse_path, tin, tout, treas, tcached = row[8:18]
+    usage = None if tin is None else dict(zip(USAGE_KEYS, (tin, tout, treas, tcached), strict=True))
     values = (
         EXPORT_SCHEMA_VERSION,
-        call_id,
-        chain_id,
-        step,
-        model,
-        bench,
-        proto,
-        item,
-        sample,
+        *row[:8],
         orjson.loads(spec),
         status if status is not None else "unfinished",
         attempts,
@@ -182,8 +147,6 @@ def _record(row: tuple[Any, ...]) -> ExportRow:
         orjson.loads(parsed) if parsed is not None else None,
         parse_path,
         usage,
-        latency,
-        rhash,
-        reason,
+        *row[18:],
     )
     return dict(zip(FIELDS, values, strict=True))

@@ -16,6 +16,9 @@ from typing import Any
 
 EXPORT_SCHEMA_VERSION = 1
 
+USAGE_KEYS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens")
+"""The keys of `usage`, in order."""
+
 ExportRow = dict[str, Any]
 """One export row (fields in docs/export.md); `enrich` receives it and returns extra fields."""
 
