@@ -46,6 +46,8 @@ def status(
         for a in audits:
             if a.flagged:
                 err.print(labelled("reasoning audit: ", "bold yellow", a.message()))
+            elif a.calls_reasoning_inferred and (reasoned := a.reasoned()):
+                err.print(labelled("reasoning audit: ", "bold", reasoned))
 
     guard(go, resumable=True)
 
