@@ -156,3 +156,16 @@ class RateLimitSnapshot:
     reset_tokens_s: float | None = None
     limit_requests: int | None = None
     limit_tokens: int | None = None
+    window_requests_s: float = 60.0
+    """The window `limit_requests` counts over (seconds): 60 for a per-minute limit, 1 per
+    second (Together), 86400 per day (Groq's request limit), as the headers' names or their
+    reset say (adapters/ratelimit_headers.py)."""
+    window_tokens_s: float = 60.0
+    """The window `limit_tokens` counts over (seconds)."""
+
+    def per_minute(self, limit: int | None, window_s: float) -> float | None:
+        """A limit as a rate per minute, when its window is a minute or shorter; None for a
+        longer window (a daily quota is no pace: its remaining count and reset govern)."""
+        if not limit or window_s > 60.0:
+            return None
+        return limit * 60.0 / window_s

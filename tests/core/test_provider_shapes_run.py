@@ -73,3 +73,17 @@ async def test_a_missing_model_stops_its_lane_after_one_request(
     assert "does not serve model 'm1-modle'" in typo.stop_reason
     assert "m1-modle" in typo.stop_reason.split("(", 1)[1]  # the provider's message, readable
     assert srv.stats()["total"] == 6 + 1
+
+
+def test_status_shows_the_limits_each_lane_was_told_and_adopted(
+    tmp_path: Path, mock_process: Any
+) -> None:
+    mock = mock_process("--no-auth", "--rpm", "6000", "--tpm", "900000")
+    write_items(tmp_path / "items.jsonl", 5)
+    config = write_config(tmp_path, mock.base_url, limits="concurrency = 2")
+    assert tally("run", str(config)).returncode == 0
+    status = tally("status", str(tmp_path / "runs" / "t"))
+    assert status.returncode == 0, status.stderr
+    line = next(x for x in status.stdout.splitlines() if x.startswith("lane m1 limits:"))
+    assert "advertised 6,000 requests per minute" in line
+    assert "advertised 900,000 tokens per minute" in line

@@ -30,7 +30,7 @@ from typing import Any
 
 from evaltally.adapters.base import Endpoint, HttpRequest, HttpResponse
 from evaltally.adapters.http_errors import bad_body, decode_json
-from evaltally.adapters.ratelimit_headers import openai_snapshot
+from evaltally.adapters.ratelimit_headers import any_snapshot
 from evaltally.adapters.reasoning import approx_tokens, deep_merge
 from evaltally.adapters.thinking import INLINE_THINK, ThinkTags, split_thinking
 from evaltally.adapters.wire import (
@@ -141,7 +141,8 @@ class OpenAIAdapter(WireAdapter):
         )
 
     def rate_limits(self, response: HttpResponse) -> RateLimitSnapshot | None:
-        return openai_snapshot(response.headers)
+        # Anthropic's OpenAI-compatible endpoint sends its own anthropic-ratelimit-* headers.
+        return any_snapshot(response.headers)
 
     def _error(self, response: HttpResponse, data: dict[str, Any]) -> AttemptError:
         error = as_dict(data.get("error"))
