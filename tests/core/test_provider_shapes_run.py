@@ -87,3 +87,18 @@ def test_status_shows_the_limits_each_lane_was_told_and_adopted(
     line = next(x for x in status.stdout.splitlines() if x.startswith("lane m1 limits:"))
     assert "advertised 6,000 requests per minute" in line
     assert "advertised 900,000 tokens per minute" in line
+
+
+async def test_a_refused_config_change_names_what_changed(tmp_path: Path, mock_server: Any) -> None:
+    from evaltally.errors import PlanMismatchError
+
+    srv = await mock_server(models=("m1-model",))
+    write_items(tmp_path / "items.jsonl", 3)
+    path = write_config(tmp_path, srv.base_url, models=("m1",), limits=ONE_AT_A_TIME)
+    path.write_text(path.read_text().replace('model = "m1-model"', 'model = "m1-modle"'))
+    first = await run_session(load_config(path), command="test", env=ENV)
+    assert first.lanes["m1"].stop_reason is not None
+    path.write_text(path.read_text().replace('model = "m1-modle"', 'model = "m1-model"'))
+    with pytest.raises(PlanMismatchError) as refused:
+        await run_session(load_config(path), command="test", env=ENV)
+    assert "models[m1].model: 'm1-modle' -> 'm1-model'" in str(refused.value)
