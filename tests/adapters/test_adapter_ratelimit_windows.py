@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from adapter_testkit import response
 
 from evaltally.adapters.openai import OpenAIAdapter
@@ -40,46 +41,50 @@ def test_groq_daily_request_limit_is_not_a_pace() -> None:
     assert snapshot.per_minute(snapshot.limit_tokens, snapshot.window_tokens_s) == 6000
 
 
-def test_openai_limits_are_per_minute() -> None:
-    snapshot = limits(
-        {
-            "x-ratelimit-limit-requests": "500",
-            "x-ratelimit-remaining-requests": "499",
-            "x-ratelimit-reset-requests": "120ms",
-            "x-ratelimit-limit-tokens": "150000",
-            "x-ratelimit-remaining-tokens": "149984",
-            "x-ratelimit-reset-tokens": "6m0s",  # as OpenAI's documentation shows it
-        }
-    )
-    assert snapshot.per_minute(snapshot.limit_requests, snapshot.window_requests_s) == 500
-    assert snapshot.per_minute(snapshot.limit_tokens, snapshot.window_tokens_s) == 150000
-
-
-def test_together_limits_are_per_second() -> None:
-    snapshot = limits(
-        {
-            "x-ratelimit-limit": "10",
-            "x-ratelimit-remaining": "9",
-            "x-ratelimit-reset": "1",
-            "x-tokenlimit-limit": "2000",
-            "x-tokenlimit-remaining": "1900",
-        }
-    )
-    assert snapshot.per_minute(snapshot.limit_requests, snapshot.window_requests_s) == 600
-    assert snapshot.per_minute(snapshot.limit_tokens, snapshot.window_tokens_s) == 120000
-
-
-def test_mistral_token_limit_per_minute() -> None:
-    snapshot = limits(
-        {
-            "x-ratelimitbysize-limit-minute": "500000",
-            "x-ratelimitbysize-remaining-minute": "499000",
-            "x-ratelimitbysize-reset": "30",
-            "x-ratelimitbysize-limit-month": "1000000000",
-        }
-    )
-    assert snapshot.remaining_tokens == 499000
-    assert snapshot.per_minute(snapshot.limit_tokens, snapshot.window_tokens_s) == 500000
+@pytest.mark.parametrize(
+    ("headers", "rpm", "tpm"),
+    [
+        (  # OpenAI: per minute, a token reset as its documentation shows it
+            {
+                "x-ratelimit-limit-requests": "500",
+                "x-ratelimit-remaining-requests": "499",
+                "x-ratelimit-reset-requests": "120ms",
+                "x-ratelimit-limit-tokens": "150000",
+                "x-ratelimit-remaining-tokens": "149984",
+                "x-ratelimit-reset-tokens": "6m0s",
+            },
+            500,
+            150000,
+        ),
+        (  # Together: per second
+            {
+                "x-ratelimit-limit": "10",
+                "x-ratelimit-remaining": "9",
+                "x-ratelimit-reset": "1",
+                "x-tokenlimit-limit": "2000",
+                "x-tokenlimit-remaining": "1900",
+            },
+            600,
+            120000,
+        ),
+        (  # Mistral: tokens per minute, a monthly quota beside it
+            {
+                "x-ratelimitbysize-limit-minute": "500000",
+                "x-ratelimitbysize-remaining-minute": "499000",
+                "x-ratelimitbysize-reset": "30",
+                "x-ratelimitbysize-limit-month": "1000000000",
+            },
+            None,
+            500000,
+        ),
+    ],
+)
+def test_documented_header_sets_as_rates_per_minute(
+    headers: dict[str, str], rpm: float | None, tpm: float | None
+) -> None:
+    snapshot = limits(headers)
+    assert snapshot.per_minute(snapshot.limit_requests, snapshot.window_requests_s) == rpm
+    assert snapshot.per_minute(snapshot.limit_tokens, snapshot.window_tokens_s) == tpm
 
 
 def test_ietf_ratelimit_fields_of_the_hugging_face_router() -> None:

@@ -30,6 +30,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from evaltally.records import RateLimitSnapshot
 
@@ -118,23 +119,7 @@ def openai_snapshot(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
             60.0,
         )
     )
-    snapshot = RateLimitSnapshot()
-    if requests:
-        snapshot = replace(
-            snapshot,
-            limit_requests=requests.limit,
-            remaining_requests=requests.remaining,
-            reset_requests_s=requests.reset_s,
-            window_requests_s=requests.window_s,
-        )
-    if tokens:
-        snapshot = replace(
-            snapshot,
-            limit_tokens=tokens.limit,
-            remaining_tokens=tokens.remaining,
-            reset_tokens_s=tokens.reset_s,
-            window_tokens_s=tokens.window_s,
-        )
+    snapshot = RateLimitSnapshot(**_fields("requests", requests), **_fields("tokens", tokens))
     return None if snapshot == RateLimitSnapshot() else snapshot
 
 
@@ -165,6 +150,18 @@ def _family(
     if stretch and found.reset_s is not None and found.reset_s > documented_s + 1.0:
         return replace(found, window_s=_window_of(found))
     return found
+
+
+def _fields(kind: str, found: _Limit | None) -> dict[str, Any]:
+    """RateLimitSnapshot's fields of one limit ("requests" or "tokens")."""
+    if found is None:
+        return {}
+    return {
+        f"limit_{kind}": found.limit,
+        f"remaining_{kind}": found.remaining,
+        f"reset_{kind}_s": found.reset_s,
+        f"window_{kind}_s": found.window_s,
+    }
 
 
 STANDARD_WINDOWS_S = (1.0, 60.0, 3600.0, 86400.0)
