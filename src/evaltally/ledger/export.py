@@ -170,7 +170,7 @@ def _record(row: tuple[Any, ...]) -> ExportRow:
     ) = row
     usage = (
         None
-        if tin is None
+        if tin is None and tout is None and treas is None and tcached is None
         else {
             "input_tokens": tin,
             "output_tokens": tout,
