@@ -19,6 +19,10 @@ Message = dict[str, str]
 """One chat message: {"role": "system"|"user"|"assistant", "content": "..."}."""
 
 SUBJECT = "subject"
+
+REASONING_INFERRED = "reasoning inferred"
+"""How every `Usage.note` about a reasoning count evaltally worked out begins: the reasoning
+audit finds such outcomes by it."""
 """The default role: the model under evaluation. A step of any other role records its role in
 its spec (`spec["role"]`); subject steps do not, which keeps the ids planned before roles."""
 
@@ -79,12 +83,21 @@ the plan write (plan.plan_rows), so a million calls are recorded without a Plann
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token usage as the provider reported it (zeros when it did not)."""
+    """Token usage as the provider reported it.
+
+    `reported` is False when the response carried no token counts: the ledger then records
+    the counts as empty, not 0 (docs/export.md), keeping only a reasoning count evaltally
+    inferred. `note` says where a count did not come straight from the provider (reasoning
+    estimated from visible thinking, or taken from a total that exceeds its parts); it is
+    recorded with the outcome, and the reasoning audit counts such calls.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
     cached_tokens: int = 0
+    reported: bool = True
+    note: str | None = None
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -128,6 +141,9 @@ class AttemptError:
     capacity: bool = False
     """A 429 the provider says no rate of ours caused (shared capacity, an upstream's refusal):
     retried on its own, the lane's rate left alone."""
+    stop_kind: str | None = None
+    """With STOP_LANE, what every call of the lane would run into: "credentials", "quota" or
+    "model" (the model id or endpoint does not exist), so the lane's reason names the fix."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,3 +156,16 @@ class RateLimitSnapshot:
     reset_tokens_s: float | None = None
     limit_requests: int | None = None
     limit_tokens: int | None = None
+    window_requests_s: float = 60.0
+    """The window `limit_requests` counts over (seconds): 60 for a per-minute limit, 1 per
+    second (Together), 86400 per day (Groq's request limit), as the headers' names or their
+    reset say (adapters/ratelimit_headers.py)."""
+    window_tokens_s: float = 60.0
+    """The window `limit_tokens` counts over (seconds)."""
+
+    def per_minute(self, limit: int | None, window_s: float) -> float | None:
+        """A limit as a rate per minute, when its window is a minute or shorter; None for a
+        longer window (a daily quota is no pace: its remaining count and reset govern)."""
+        if not limit or window_s > 60.0:
+            return None
+        return limit * 60.0 / window_s

@@ -17,9 +17,11 @@ A value is removed wherever it appears
   given offset modulo 3, so three "cores" per alphabet find it whatever surrounds it,
 - as its first or last FRAGMENT_CHARS characters (servers that print a clipped key).
 
-`redact_message` also removes strings shaped like vendor keys or long opaque tokens; it is for
-short provider messages only, since that shape matches hashes and base64 that model output and
-ids legitimately contain.
+`redact_message` also removes strings shaped like a known credential format (vendor key
+prefixes, AWS access key ids, bearer tokens, JWTs, `api_key=...` pairs); it is for provider
+messages. Other long runs of letters and digits stay readable: a provider's "model
+`meta-llama/Llama-3.3-70B-Instruct-Turbo-Free` not found" must show the id the user got wrong,
+and a key that has no vendor shape (a proxy's token, a Mistral key) is removed by value anyway.
 """
 
 from __future__ import annotations
@@ -42,11 +44,21 @@ FRAGMENT_MIN_SECRET = 24
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
-# Things that look like credentials: vendor key prefixes and long opaque tokens.
-_KEY_SHAPED = re.compile(
-    r"(sk-[A-Za-z0-9_\-\*\.]{6,}|AKIA[0-9A-Z]{12,}|ASIA[0-9A-Z]{12,}|AIza[0-9A-Za-z_\-]{20,}"
-    r"|[A-Za-z0-9_\-\+/=]{32,})"
+_KEY_FORMATS = (
+    r"sk-[A-Za-z0-9_\-\*\.]{6,}",  # OpenAI, Anthropic (sk-ant-), DeepSeek, Moonshot, OpenRouter
+    r"(?:AKIA|ASIA)[0-9A-Z]{12,}",  # AWS access key ids
+    r"AIza[0-9A-Za-z_\-]{20,}",  # Google API keys
+    r"ya29\.[0-9A-Za-z_\-\.]{10,}",  # Google OAuth access tokens
+    r"(?:gsk|hf|xai|pplx|fw|r8|tgp_v1|nvapi|ghp|gho|ghs|github_pat)[_\-][0-9A-Za-z_\-]{16,}",
+    r"eyJ[0-9A-Za-z_\-]{4,}\.[0-9A-Za-z_\-]{4,}\.[0-9A-Za-z_\-]*",  # JWTs
+    r"(?i:bearer|basic)\s+[0-9A-Za-z_\-\.~\+/=]{16,}",  # an echoed Authorization header
+    # the value of a key-like name: api_key=..., "token": "...", x-api-key: ...
+    r"(?i:api[_\-]?key|access[_\-]?key|secret|token|password)[\"']?\s*[:=]\s*[\"']?"
+    r"[^\s\"',;]{12,}",
 )
+# Things shaped like credentials, and nothing else: an id or hash must stay readable.
+# A format starts a word: "task-specific" holds no "sk-" key.
+_KEY_SHAPED = re.compile("(?<![0-9A-Za-z])(?:" + "|".join(_KEY_FORMATS) + ")")
 
 
 class Redactor:

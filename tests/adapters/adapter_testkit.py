@@ -38,8 +38,8 @@ def assert_error(
     retry_after_s: float | None = None,
 ) -> AttemptError:
     """`result` is an AttemptError with `action`, its detail led by `[error_type]`; one that
-    stops the lane names `key_env`. With `status`: its error_class is http_<status>; with
-    `retry_after_s`: a retried one waits that long."""
+    stops the lane for its credentials names `key_env`. With `status`: its error_class is
+    http_<status>; with `retry_after_s`: a retried one waits that long."""
     assert isinstance(result, AttemptError)
     assert result.action is action
     if status is not None:
@@ -47,6 +47,6 @@ def assert_error(
     assert result.detail.startswith(f"[{error_type}]")
     if retry_after_s is not None and action is ErrorAction.RETRY:
         assert result.retry_after_s == retry_after_s
-    if action is ErrorAction.STOP_LANE:
+    if action is ErrorAction.STOP_LANE and result.stop_kind == "credentials":
         assert key_env in result.detail
     return result

@@ -135,7 +135,7 @@ def test_missing_content_is_bad_body() -> None:
         (400, "invalid_request_error", ErrorAction.FAIL_CALL),
         (401, "authentication_error", ErrorAction.STOP_LANE),
         (403, "permission_error", ErrorAction.STOP_LANE),
-        (404, "not_found_error", ErrorAction.FAIL_CALL),
+        (404, "not_found_error", ErrorAction.STOP_LANE),
         (413, "request_too_large", ErrorAction.FAIL_CALL),
         (429, "rate_limit_error", ErrorAction.RETRY),
         (500, "api_error", ErrorAction.RETRY),

@@ -191,7 +191,7 @@ def test_missing_output_is_bad_body() -> None:
         (408, "ModelTimeoutException", ErrorAction.RETRY),
         (424, "ModelErrorException", ErrorAction.RETRY),
         (400, "ValidationException", ErrorAction.FAIL_CALL),
-        (404, "ResourceNotFoundException", ErrorAction.FAIL_CALL),
+        (404, "ResourceNotFoundException", ErrorAction.STOP_LANE),
         (403, "AccessDeniedException", ErrorAction.STOP_LANE),
     ],
 )

@@ -33,7 +33,6 @@ RETRY, FAIL, STOP = ErrorAction.RETRY, ErrorAction.FAIL_CALL, ErrorAction.STOP_L
         (504, RETRY),
         (529, RETRY),
         (400, FAIL),
-        (404, FAIL),
         (413, FAIL),
         (422, FAIL),
         (402, FAIL),
@@ -165,7 +164,9 @@ def test_auth_failure_names_the_key_variable_but_not_the_key() -> None:
         "sk-ant-" + "api03-AbCdEfGhIjKlMnOp",
         "AKIA" + "IOSFODNN7EXAMPLE",
         "AIzaSyA-1234567890abcdefghijklmnopqr",
-        "x" * 40,
+        "gsk_" + "AbCdEfGhIjKlMnOpQrStUv12",
+        "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJl",
+        "Bearer " + "Zm9vYmFyYmF6cXV4cXV1eDEyMzQ",
     ],
 )
 def test_redact_removes_key_shaped_strings(secret: str) -> None:

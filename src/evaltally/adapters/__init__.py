@@ -25,6 +25,7 @@ from evaltally.adapters.presets import (
     provider_names,
     resolve_provider,
 )
+from evaltally.adapters.thinking import INLINE_THINK, ThinkTags
 
 __all__ = [
     "ADAPTER_KINDS",
@@ -62,17 +63,22 @@ def adapter_kinds() -> tuple[str, ...]:
     return ADAPTER_KINDS
 
 
-def http_adapter(name: str, *, key_env: str | None = None) -> HttpAdapter:
+def http_adapter(
+    name: str, *, key_env: str | None = None, inline_thinking: ThinkTags | None = INLINE_THINK
+) -> HttpAdapter:
     """The adapter for a provider name, configured by its preset.
 
     `key_env` (the config's api_key_env) overrides the preset's variable name in error details.
+    `inline_thinking` (OpenAI-compatible endpoints only) sets the tags of a leading thinking
+    block the adapter splits from the answer (default `<think>`/`</think>`); None turns it off.
     Raises UnknownProviderError (listing every valid name) for an unknown name.
     """
     preset = resolve_provider(name)
     module_name, class_name = _ADAPTER_CLASSES[preset.kind]
     cls = getattr(importlib.import_module(module_name), class_name)
+    settings = {"inline_thinking": inline_thinking} if preset.kind == "openai" else {}
     adapter: HttpAdapter = cls(
-        key_env=key_env or preset.api_key_env, reasoning_style=preset.reasoning_style
+        key_env=key_env or preset.api_key_env, reasoning_style=preset.reasoning_style, **settings
     )
     return adapter
 

@@ -8,7 +8,8 @@ passthrough params (the config's [models.passthrough]) go into generationConfig 
 `safetySettings` goes top-level.
 
 A safety block is a MODEL OUTCOME, not an error: a candidate finishing SAFETY, RECITATION,
-BLOCKLIST, PROHIBITED_CONTENT, SPII or IMAGE_SAFETY, or a prompt with
+BLOCKLIST, PROHIBITED_CONTENT, SPII, MODEL_ARMOR (Vertex AI's Model Armor) or an IMAGE_* block,
+or a prompt with
 `promptFeedback.blockReason`, becomes a Completion with empty text and finish_reason
 "safety:<REASON>" ("safety:prompt:<REASON>" for a blocked prompt). It is recorded, not retried.
 
@@ -54,7 +55,17 @@ DEFAULT_KEY_ENV = "GEMINI_API_KEY"
 API_VERSION = "v1beta"
 
 SAFETY_FINISH = frozenset(
-    {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
+    {
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+        "MODEL_ARMOR",  # Vertex AI: the response was blocked by Model Armor
+    }
 )
 FINISH_REASONS = {"STOP": "stop", "MAX_TOKENS": "length"}
 
@@ -121,7 +132,7 @@ class GeminiAdapter(WireAdapter):
             )
         if not isinstance(data, dict):
             return bad_body(response.body, "response is not a JSON object", response.status)
-        usage = _usage(as_dict(data.get("usageMetadata")))
+        usage = _usage(data.get("usageMetadata"))
         request_id = header_or(response.headers, "x-request-id", data.get("responseId"))
         candidate = as_dict(next(iter(as_list(data.get("candidates"))), None))
         if not candidate:
@@ -161,11 +172,13 @@ def _split_params(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, 
     return top, config
 
 
-def _usage(meta: dict[str, Any]) -> Usage:
+def _usage(raw: object) -> Usage:
+    meta = as_dict(raw)
     thoughts = as_int(meta.get("thoughtsTokenCount"))
     return Usage(
         input_tokens=as_int(meta.get("promptTokenCount")),
         output_tokens=as_int(meta.get("candidatesTokenCount")) + thoughts,
         reasoning_tokens=thoughts,
         cached_tokens=as_int(meta.get("cachedContentTokenCount")),
+        reported=bool(meta),
     )

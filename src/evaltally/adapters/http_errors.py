@@ -6,6 +6,8 @@ The decision table (DESIGN.md, "Attempts"):
     400, 404, 413, 422, any other 4xx               FAIL_CALL  (the same bytes fail again)
     401, 403                                        STOP_LANE  (every call of the lane would fail)
     429 of type/code insufficient_quota (OpenAI)    STOP_LANE  (a used-up quota, not a rate limit)
+    400/404 naming a model that does not exist      STOP_LANE  (every call names that model)
+    404 that is not the provider's JSON error       STOP_LANE  (the base URL's path is wrong)
     429 the provider says is not ours (capacity)    RETRY      capacity=True (see below)
     2xx whose body is not the expected shape        RETRY      error_class "bad_body"
     3xx (redirects are never followed)              FAIL_CALL  (detail names the Location)
@@ -38,6 +40,29 @@ import orjson
 from evaltally.adapters.ratelimit_headers import any_snapshot, parse_duration
 from evaltally.records import AttemptError, ErrorAction
 from evaltally.redact import redact_message
+
+MODEL_MISSING_TYPES = frozenset(
+    {
+        "model_not_found",
+        "not_found_error",
+        "NOT_FOUND",
+        "NotFoundError",
+        "ResourceNotFoundException",
+        "invalid_model",
+    }
+)
+"""Error types/codes of a 400/404 about the model itself (OpenAI and most compatible hosts,
+Anthropic, Gemini, vLLM, Bedrock, Mistral): the same for every call of the lane."""
+
+MODEL_MISSING_MESSAGE = re.compile(
+    r"model\b.{0,200}\b(?:does not exist|not found|is not found|not supported for|"
+    r"unable to access)|(?:invalid|unknown|not a valid|no such) model|"
+    r"model identifier is invalid|unable to access (?:non-serverless )?model",
+    re.I | re.S,
+)
+"""Messages of a 400/404 about the model id, for hosts without a distinct error type:
+Bedrock's "The provided model identifier is invalid.", OpenRouter's "x is not a valid model
+ID", Together's "Unable to access model x", Ollama's "model 'x' not found"."""
 
 QUOTA_TYPES = frozenset({"insufficient_quota"})
 """Error types/codes of a 429 that is an exhausted account quota, not a rate limit (OpenAI):
@@ -90,6 +115,7 @@ def classify_status(
     """
     action = ErrorAction.STOP_LANE if auth_failure else action_for_status(status)
     quota = status == 429 and bool(error_type and QUOTA_TYPES & set(error_type.split("/")))
+    missing = not auth_failure and model_missing(status, error_type, message)
     parts = [f"[{error_type}]"] if error_type else []
     parts.append(_clip(redact_message(message)) if message else f"HTTP {status}")
     if 300 <= status <= 399:
@@ -99,10 +125,17 @@ def classify_status(
             f"(redirected to {target}; redirects are never followed, so no credential leaves "
             "the configured origin: set base_url to the final address)"
         )
+    stop_kind = None
     if quota:
-        action = ErrorAction.STOP_LANE
+        action, stop_kind = ErrorAction.STOP_LANE, "quota"
         parts.append("(the account's quota is used up: add credit or raise the quota)")
+    elif missing:
+        action, stop_kind = ErrorAction.STOP_LANE, "model"
+        parts.append(
+            "(the endpoint does not serve this model: check `model` and `base_url` in the config)"
+        )
     elif action is ErrorAction.STOP_LANE:
+        stop_kind = "credentials"
         where = key_env or "the variable named by api_key_env"
         parts.append(f"(credentials rejected: check {where} and the account's access)")
     retry_after = None
@@ -119,7 +152,21 @@ def classify_status(
         capacity=action is ErrorAction.RETRY
         and status == 429
         and (capacity_type or is_capacity_429(headers, message, now)),
+        stop_kind=stop_kind,
     )
+
+
+def model_missing(status: int, error_type: str | None, message: str | None) -> bool:
+    """Whether a 400/404 says the model (or, for a 404 without the provider's error, the
+    endpoint's path) does not exist: true of every call of the lane, not of this request."""
+    if status not in (400, 404):
+        return False
+    if error_type and MODEL_MISSING_TYPES & set(error_type.split("/")):
+        # A 400 NOT_FOUND-typed error is still about a resource, never a request's content.
+        return True
+    if message and MODEL_MISSING_MESSAGE.search(message):
+        return True
+    return status == 404 and not error_type and not message
 
 
 def is_capacity_429(

@@ -12,6 +12,14 @@ answer only when the message says why it is empty (a `refusal`, which becomes fi
 "safety:refusal"; `tool_calls`; finish reason "length", the budget spent on reasoning, or
 "content_filter"); otherwise the server produced nothing, and the attempt is bad_body (retried,
 then failed).
+
+Reasoning is read from wherever a host puts it: `reasoning_content`/`reasoning` fields, content
+parts of type "reasoning"/"thinking" (Mistral's thinking parts hold a list of text chunks), and
+a leading `<think>…</think>` block inside the content (thinking.py; `inline_thinking`, on by
+default, tags settable per model). Visible thinking without a count gets an estimated count;
+usage whose `total_tokens` exceeds prompt + completion (Gemini's OpenAI-compatible endpoint
+leaves thinking out of `completion_tokens`) records the difference as reasoning output. Both
+are noted with the outcome (`Usage.note`). A body without `usage` records no counts.
 """
 
 from __future__ import annotations
@@ -22,8 +30,9 @@ from typing import Any
 
 from evaltally.adapters.base import Endpoint, HttpRequest, HttpResponse
 from evaltally.adapters.http_errors import bad_body, decode_json
-from evaltally.adapters.ratelimit_headers import openai_snapshot
+from evaltally.adapters.ratelimit_headers import any_snapshot
 from evaltally.adapters.reasoning import approx_tokens, deep_merge
+from evaltally.adapters.thinking import INLINE_THINK, ThinkTags, split_thinking
 from evaltally.adapters.wire import (
     WireAdapter,
     as_dict,
@@ -35,7 +44,14 @@ from evaltally.adapters.wire import (
     json_post,
     normalize_finish,
 )
-from evaltally.records import AttemptError, Completion, Message, RateLimitSnapshot, Usage
+from evaltally.records import (
+    REASONING_INFERRED,
+    AttemptError,
+    Completion,
+    Message,
+    RateLimitSnapshot,
+    Usage,
+)
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
@@ -81,6 +97,8 @@ class OpenAIAdapter(WireAdapter):
 
     key_env: str | None = DEFAULT_KEY_ENV
     reasoning_style: str = "openai_effort"
+    inline_thinking: ThinkTags | None = INLINE_THINK
+    """Tags of a leading thinking block split out of the answer; None reads content as is."""
 
     def build_request(self, endpoint: Endpoint, messages: Sequence[Message]) -> HttpRequest:
         payload: dict[str, Any] = deep_merge(self.switch(endpoint), endpoint.params)
@@ -102,6 +120,9 @@ class OpenAIAdapter(WireAdapter):
         if not isinstance(message, dict):
             return bad_body(response.body, "no choices[0].message", response.status)
         text, reasoning_text = _content_text(message)
+        if self.inline_thinking is not None:
+            text, inline = split_thinking(text, self.inline_thinking)
+            reasoning_text += inline or ""
         finish = normalize_finish(choice.get("finish_reason"), FINISH_REASONS)
         if message.get("content") is None:
             if isinstance(message.get("refusal"), str):
@@ -115,12 +136,13 @@ class OpenAIAdapter(WireAdapter):
         return Completion(
             text=text,
             finish_reason=finish,
-            usage=_usage(as_dict(data.get("usage")), reasoning_text),
+            usage=_usage(data.get("usage"), reasoning_text),
             request_id=header_or(response.headers, "x-request-id", data.get("id")),
         )
 
     def rate_limits(self, response: HttpResponse) -> RateLimitSnapshot | None:
-        return openai_snapshot(response.headers)
+        # Anthropic's OpenAI-compatible endpoint sends its own anthropic-ratelimit-* headers.
+        return any_snapshot(response.headers)
 
     def _error(self, response: HttpResponse, data: dict[str, Any]) -> AttemptError:
         error = as_dict(data.get("error"))
@@ -170,26 +192,51 @@ def _content_text(message: dict[str, Any]) -> tuple[str, str]:
     for part in as_list(content):
         part = as_dict(part)
         kind = part.get("type")
-        value = as_str(part.get("text")) or as_str(part.get("thinking")) or ""
         if kind in _REASONING_PART_TYPES:
-            reasoning.append(value)
+            reasoning.append(_part_text(part.get("thinking")) or _part_text(part.get("text")))
         elif kind in (None, "text", "output_text"):
-            texts.append(value)
+            texts.append(_part_text(part.get("text")))
     return "".join(texts), "".join(reasoning)
 
 
-def _usage(usage: dict[str, Any], reasoning_text: str) -> Usage:
+def _part_text(value: object) -> str:
+    """A part's text: a string, or (Mistral's thinking parts) a list of text chunks."""
+    if isinstance(value, str):
+        return value
+    return "".join(as_str(as_dict(chunk).get("text")) or "" for chunk in as_list(value))
+
+
+def _usage(raw: object, reasoning_text: str) -> Usage:
+    usage = as_dict(raw)
     completion_details = as_dict(usage.get("completion_tokens_details"))
     prompt_details = as_dict(usage.get("prompt_tokens_details"))
+    prompt = as_int(usage.get("prompt_tokens"))
+    completion = as_int(usage.get("completion_tokens"))
     reasoning = as_int(completion_details.get("reasoning_tokens"))
-    if reasoning == 0 and reasoning_text:
+    unbilled = as_int(usage.get("total_tokens")) - prompt - completion
+    note = None
+    if reasoning == 0 and unbilled > 0:
+        # Gemini's compatible endpoint: thinking counted only in total_tokens, billed as output.
+        reasoning, completion = unbilled, completion + unbilled
+        note = (
+            f"{REASONING_INFERRED}: total_tokens exceeds prompt + completion by {unbilled}, "
+            "recorded as reasoning output"
+        )
+    elif reasoning == 0 and reasoning_text.strip():
         reasoning = approx_tokens(reasoning_text)
+        note = (
+            f"{REASONING_INFERRED}: the answer shows thinking but the provider counted none; "
+            f"~{reasoning} tokens estimated from its text"
+        )
     cached = as_int(prompt_details.get("cached_tokens")) or as_int(
         usage.get("prompt_cache_hit_tokens")
     )
     return Usage(
-        input_tokens=as_int(usage.get("prompt_tokens")),
-        output_tokens=as_int(usage.get("completion_tokens")),
+        input_tokens=prompt,
+        output_tokens=completion,
         reasoning_tokens=reasoning,
         cached_tokens=cached,
+        reported=isinstance(raw, dict)
+        and ("prompt_tokens" in usage or "completion_tokens" in usage),
+        note=note,
     )

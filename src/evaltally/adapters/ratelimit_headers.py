@@ -1,19 +1,36 @@
 """Rate-limit response headers -> RateLimitSnapshot. Unparseable values are ignored, never raised.
 
-Two header families are documented:
+The header sets hosts document, and the window each limit counts over:
 
-- OpenAI (and many OpenAI-compatible servers): `x-ratelimit-{limit,remaining,reset}-{requests,
-  tokens}`; resets are Go-style durations such as "1s", "6m0s", "20ms", "1h2m3.5s".
-- Anthropic: `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,
-  reset}`; resets are RFC 3339 timestamps. `tokens-*` is the most restrictive token limit in
-  effect, so it is preferred; otherwise the tighter of input/output is used.
+- OpenAI and most OpenAI-compatible hosts (Groq, DeepSeek, OpenRouter, ...):
+  `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`; resets are Go-style durations such
+  as "1s", "6m0s", "20ms", "1h2m3.5s". The limits are per minute, except where the request
+  reset says the window is longer: a reset past a minute cannot belong to a per-minute limit
+  (Groq's request limit is per DAY, and its reset reads "2m59.56s" once 30 of 14,400 are
+  used).
+- Together: `x-ratelimit-{limit,remaining,reset}` (requests) and `x-tokenlimit-{limit,
+  remaining}` (tokens), both per SECOND; the reset is in seconds.
+- Mistral: `x-ratelimitbysize-{limit,remaining}-minute` (tokens per minute; the `-month`
+  quota is not a pace) with `x-ratelimitbysize-reset` in seconds.
+- The IETF RateLimit fields (Hugging Face): `RateLimit-Policy: ...;q=<quota>;w=<window s>`
+  and `RateLimit: ...;r=<remaining>;t=<reset s>`, counted as requests.
+- Anthropic, also on its OpenAI-compatible endpoint: `anthropic-ratelimit-{requests,tokens,
+  input-tokens,output-tokens}-{limit,remaining,reset}`; resets are RFC 3339 timestamps.
+  `tokens-*` is the most restrictive token limit in effect, so it is preferred; otherwise the
+  tighter of input/output is used. Per minute.
+
+`RateLimitSnapshot.per_minute` turns a limit into the lane's pace; a limit over a longer window
+is shown but never paced on.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from evaltally.records import RateLimitSnapshot
 
@@ -71,16 +88,117 @@ def _int(value: str | None) -> int | None:
 
 
 def openai_snapshot(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
-    """The OpenAI-style `x-ratelimit-*` headers, or None when none of them parse."""
-    snapshot = RateLimitSnapshot(
-        limit_requests=_int(headers.get("x-ratelimit-limit-requests")),
-        remaining_requests=_int(headers.get("x-ratelimit-remaining-requests")),
-        reset_requests_s=parse_duration(headers.get("x-ratelimit-reset-requests")),
-        limit_tokens=_int(headers.get("x-ratelimit-limit-tokens")),
-        remaining_tokens=_int(headers.get("x-ratelimit-remaining-tokens")),
-        reset_tokens_s=parse_duration(headers.get("x-ratelimit-reset-tokens")),
+    """The OpenAI-style headers and the per-host variants above (Together, Mistral, IETF
+    RateLimit), or None when none of them parse."""
+    get = headers.get
+    requests = (
+        _family(
+            get("x-ratelimit-limit-requests"),
+            get("x-ratelimit-remaining-requests"),
+            get("x-ratelimit-reset-requests"),
+            60.0,
+            stretch=True,
+        )
+        or _family(
+            get("x-ratelimit-limit"), get("x-ratelimit-remaining"), get("x-ratelimit-reset"), 1.0
+        )
+        or _ietf(headers)
     )
+    tokens = (
+        _family(
+            get("x-ratelimit-limit-tokens"),
+            get("x-ratelimit-remaining-tokens"),
+            get("x-ratelimit-reset-tokens"),
+            60.0,
+        )
+        or _family(get("x-tokenlimit-limit"), get("x-tokenlimit-remaining"), None, 1.0)
+        or _family(
+            get("x-ratelimitbysize-limit-minute"),
+            get("x-ratelimitbysize-remaining-minute"),
+            get("x-ratelimitbysize-reset"),
+            60.0,
+        )
+    )
+    snapshot = RateLimitSnapshot(**_fields("requests", requests), **_fields("tokens", tokens))
     return None if snapshot == RateLimitSnapshot() else snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class _Limit:
+    limit: int | None
+    remaining: int | None
+    reset_s: float | None
+    window_s: float
+
+
+def _family(
+    limit: str | None,
+    remaining: str | None,
+    reset: str | None,
+    documented_s: float,
+    *,
+    stretch: bool = False,
+) -> _Limit | None:
+    """One limit's headers over its documented window. With `stretch` (request limits under
+    OpenAI's names, which hosts use for per-minute and per-day limits alike) a reset past the
+    window tells a longer one: a limit cannot reset later than its window ends. Token resets
+    are not read so: OpenAI's own documentation shows a per-minute token limit resetting in
+    "6m0s"."""
+    found = _Limit(_int(limit), _int(remaining), parse_duration(reset), documented_s)
+    if found.limit is None and found.remaining is None and found.reset_s is None:
+        return None
+    if stretch and found.reset_s is not None and found.reset_s > documented_s + 1.0:
+        return replace(found, window_s=_window_of(found))
+    return found
+
+
+def _fields(kind: str, found: _Limit | None) -> dict[str, Any]:
+    """RateLimitSnapshot's fields of one limit ("requests" or "tokens")."""
+    if found is None:
+        return {}
+    return {
+        f"limit_{kind}": found.limit,
+        f"remaining_{kind}": found.remaining,
+        f"reset_{kind}_s": found.reset_s,
+        f"window_{kind}_s": found.window_s,
+    }
+
+
+STANDARD_WINDOWS_S = (1.0, 60.0, 3600.0, 86400.0)
+
+
+def _window_of(found: _Limit) -> float:
+    """The standard window (second, minute, hour, day) of a limit whose reset is `reset_s`
+    away: at least the shortest it fits in and, where part of the limit is used, the one
+    nearest to the time a refilling bucket takes to fill (Groq refills continuously: 30 of
+    14,400 used and 180 s to refill make a day)."""
+    reset = found.reset_s or 0.0
+    shortest = next((w for w in STANDARD_WINDOWS_S if reset <= w + 1.0), STANDARD_WINDOWS_S[-1])
+    limit, remaining = found.limit, found.remaining
+    if not limit or remaining is None or remaining >= limit:
+        return shortest
+    refill = reset * limit / (limit - remaining)
+    nearest = min(STANDARD_WINDOWS_S, key=lambda w: abs(math.log(w / refill)))
+    return max(shortest, nearest)
+
+
+_IETF_PARAM = re.compile(r"\b([qwrt])=(\d+)")
+
+
+def _ietf(headers: Mapping[str, str]) -> _Limit | None:
+    """The IETF RateLimit-Policy/RateLimit fields: quota `q` over window `w` seconds,
+    remaining `r`, reset in `t` seconds."""
+    policy = dict(_IETF_PARAM.findall(headers.get("ratelimit-policy", "")))
+    state = dict(_IETF_PARAM.findall(headers.get("ratelimit", "")))
+    if "q" not in policy and "r" not in state:
+        return None
+    window = float(policy.get("w", "60")) or 60.0
+    return _Limit(
+        _int(policy.get("q")),
+        _int(state.get("r")),
+        None if "t" not in state else float(state["t"]),
+        window,
+    )
 
 
 def anthropic_snapshot(

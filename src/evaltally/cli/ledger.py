@@ -46,6 +46,8 @@ def status(
         for a in audits:
             if a.flagged:
                 err.print(labelled("reasoning audit: ", "bold yellow", a.message()))
+            elif a.calls_reasoning_inferred and (reasoned := a.reasoned()):
+                err.print(labelled("reasoning audit: ", "bold", reasoned))
 
     guard(go, resumable=True)
 
@@ -77,6 +79,8 @@ def _print_status(data: dict[str, Any]) -> None:
     )
     for lane, why in data.get("lanes_waiting", {}).items():
         out.print(f"lane {lane}: {why}", markup=False, highlight=False)
+    for lane, learned in data.get("lane_limits", {}).items():
+        out.print(f"lane {lane} limits: {_limits_text(learned)}", markup=False, highlight=False)
     if data["batches"]:
         from evaltally.cli.batch import batches_line, rounds_table
 
@@ -141,3 +145,16 @@ def verify(run_dir: RunDir) -> None:
         return EXIT_OK
 
     raise typer.Exit(guard(go, resumable=True))
+
+
+_WINDOWS = {1.0: "second", 60.0: "minute", 3600.0: "hour", 86400.0: "day"}
+
+
+def _limits_text(learned: dict[str, Any]) -> str:
+    """What a lane adopted (its pace) and what the provider advertised, with each window."""
+    parts = [f"paced at {learned[k]:,.0f} {k}" for k in ("rpm", "tpm") if k in learned]
+    for what, shown in dict(learned.get("advertised") or {}).items():
+        limit, window = shown
+        per = _WINDOWS.get(float(window), f"{float(window):g} s")
+        parts.append(f"advertised {int(limit):,} {what} per {per}")
+    return "; ".join(parts) or "-"

@@ -9,6 +9,7 @@ from typing import TextIO, cast
 
 import typer
 
+from evaltally.cli.check import check
 from evaltally.cli.grading import grade, regrade, report
 from evaltally.cli.group import RootGroup
 from evaltally.cli.ledger import export, status, verify
@@ -24,7 +25,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-for command in (plan, run, resume, status, export, verify, grade, report, regrade, view):
+for command in (plan, check, run, resume, status, export, verify, grade, report, regrade, view):
     app.command()(command)
 
 

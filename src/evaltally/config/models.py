@@ -10,7 +10,13 @@ from typing import Any
 
 from evaltally.config.batch import BATCH_MODEL_KEYS, batch_price, batch_settings
 from evaltally.config.checks import check_base_url, check_key_env
-from evaltally.config.provider import api_version, default_price, params, provider_defaults
+from evaltally.config.provider import (
+    api_version,
+    default_price,
+    inline_thinking,
+    params,
+    provider_defaults,
+)
 from evaltally.config.records import Limits, ModelConfig, Price
 from evaltally.config.section import NUMBER, Section, nonempty, printable
 from evaltally.errors import ConfigError
@@ -32,6 +38,7 @@ _MODEL_KEYS = {
     "reasoning_effort",
     "reasoning_budget",
     "api_version",
+    "inline_thinking",
     *BATCH_MODEL_KEYS,
 }
 
@@ -89,6 +96,7 @@ def _model(sec: Section) -> ModelConfig:
         api_version=api_version(sec, provider),
         mode=mode,
         batch=batch,
+        inline_thinking=inline_thinking(sec, provider),
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaltally.config.records import Price
+from evaltally.config.records import Price, ThinkTags
 from evaltally.config.section import Section, nonempty
 from evaltally.errors import ConfigError
 
@@ -74,3 +74,30 @@ def params(sec: Section, provider: str) -> dict[str, Any]:
             sec.path, sec.key(f"passthrough.{name}"), "is also set in [models.params]"
         )
     return {**checked, **passthrough}
+
+
+def inline_thinking(sec: Section, provider: str) -> ThinkTags | None:
+    """`inline_thinking = true | false`, or a table `{open = "<think>", close = "</think>"}`.
+    OpenAI-compatible endpoints split a leading `<think>` block by default; the other APIs
+    return thinking in fields of their own, so the key applies to those endpoints only."""
+    raw = sec.data.get("inline_thinking")
+    openai_kind = provider != "baseline" and preset(sec, provider).kind == "openai"
+    if raw is None:
+        return ThinkTags() if openai_kind else None
+    if not openai_kind:
+        raise ConfigError(
+            sec.path, sec.key("inline_thinking"), "applies to OpenAI-compatible endpoints only"
+        )
+    if isinstance(raw, bool):
+        return ThinkTags() if raw else None
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            sec.path, sec.key("inline_thinking"), "must be true, false or a table {open, close}"
+        )
+    tags = Section(sec.path, sec.key("inline_thinking"), raw)
+    tags.only({"open", "close"})
+    default = ThinkTags()
+    return ThinkTags(
+        open=nonempty(tags, "open") or default.open,
+        close=nonempty(tags, "close") or default.close,
+    )

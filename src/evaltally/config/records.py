@@ -13,6 +13,7 @@ from typing import Any
 # The one price type, re-exported: a model's price is config, the type is shared with the
 # providers' list prices.
 from evaltally.adapters.prices import Price as Price
+from evaltally.adapters.thinking import ThinkTags as ThinkTags
 
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 """Far above any completion (a 128K-token answer is under 1 MB of JSON), far below trouble."""
@@ -75,6 +76,10 @@ class ModelConfig:
     adapter's)."""
     mode: str = "sync"
     batch: BatchSettings | None = None
+    inline_thinking: ThinkTags | None = None
+    """The tags of a leading thinking block the OpenAI adapter splits out of the answer (on by
+    default there); None reads the answer as sent. Not part of the identity: it changes how a
+    response is read, never what is sent."""
 
     def identity(self) -> dict[str, Any]:
         """What a recorded answer depends on. Limits, base URL, API version and mode are

@@ -14,12 +14,14 @@ from typing import Any, Protocol
 
 from evaltally.ledger.files import connect_ro, ledger_path
 from evaltally.ledger.usage import sql_total
+from evaltally.records import REASONING_INFERRED
 
 # Usage is provider input: bounded per row and summed without overflow (ledger/usage.py).
 _USAGE_BY_MODEL = f"""
 SELECT p.model, SUM(o.status IN ('ok', 'parse_error')),
        {sql_total("o.input_tokens")}, {sql_total("o.output_tokens")},
-       {sql_total("o.reasoning_tokens")}, COALESCE(SUM(o.reasoning_tokens > 0), 0)
+       {sql_total("o.reasoning_tokens")}, COALESCE(SUM(o.reasoning_tokens > 0), 0),
+       COALESCE(SUM(instr(o.reason, '{REASONING_INFERRED}') > 0), 0)
 FROM outcomes o JOIN planned p ON p.call_id = o.call_id
 GROUP BY p.model
 """
@@ -61,10 +63,28 @@ class ModelAudit:
     reasoning_tokens: int
     calls_with_reasoning: int
     cost_usd: float | None
+    calls_reasoning_inferred: int = 0
+    """Calls whose reasoning count evaltally worked out: thinking shown without a count
+    (estimated from its text), or a total_tokens above prompt + completion."""
 
     @property
     def flagged(self) -> bool:
         return reasoning_against_request(self.reasoning_requested, self.reasoning_tokens)
+
+    def reasoned(self) -> str | None:
+        """That the model reasoned, and how evaltally knows, when any call shows it."""
+        if not self.calls_with_reasoning:
+            return None
+        inferred = (
+            f"; {self.calls_reasoning_inferred} counted by evaltally, the provider gave no "
+            "count (estimated from visible thinking, or total_tokens above prompt + completion)"
+            if self.calls_reasoning_inferred
+            else ""
+        )
+        return (
+            f"{self.model}: reasoned in {self.calls_with_reasoning} of {self.outcomes} answered "
+            f"calls ({self.reasoning_tokens:,} reasoning tokens{inferred})"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "flagged": self.flagged}
@@ -84,7 +104,9 @@ def audit_run(run_dir: Path, config: _Config) -> list[ModelAudit]:
         conn.close()
     audits = []
     for m in config.models:
-        n, tin, tout, treason, with_reasoning = rows.get(m.key, (0, 0, 0, 0, 0))
+        n, tin, tout, treason, with_reasoning, inferred = rows.get(m.key, (0,) * 6)
         cost = None if m.price is None else m.price.usd(tin, tout)
-        audits.append(ModelAudit(m.key, m.reasoning, n, tin, tout, treason, with_reasoning, cost))
+        audits.append(
+            ModelAudit(m.key, m.reasoning, n, tin, tout, treason, with_reasoning, cost, inferred)
+        )
     return audits

@@ -135,8 +135,10 @@ def _same_file(a: Path, b: Path) -> bool:
 def _record(row: tuple[Any, ...]) -> ExportRow:
     """A `_SELECT` row as the export row: the columns come in `FIELDS` order, the JSON ones
     parsed and the four token counts joined into `usage`."""
-    spec, status, attempts, raw, parsed, parse_path, tin, tout, treas, tcached = row[8:18]
-    usage = None if tin is None else dict(zip(USAGE_KEYS, (tin, tout, treas, tcached), strict=True))
+    spec, status, attempts, raw, parsed, parse_path = row[8:14]
+    tokens = row[14:18]
+    # A provider that sent no token counts leaves them null; usage is null only without any.
+    usage = None if tokens == (None,) * 4 else dict(zip(USAGE_KEYS, tokens, strict=True))
     values = (
         EXPORT_SCHEMA_VERSION,
         *row[:8],

@@ -64,6 +64,10 @@ class RunStatus:
     """Every batch of a batch-mode model: state and counts (ledger/batch_status.py)."""
     rounds: list[dict[str, Any]] = field(default_factory=list)
     """Per model and round: batches, requests, share answered, wall time."""
+    lane_limits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Lane -> the rates it adopted (`rpm`, `tpm`, per minute) and the limits the provider
+    last advertised (`advertised`: {requests|tokens: [limit, window_s]}), as the latest
+    session recorded them."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -104,10 +108,19 @@ def _status(conn: sqlite3.Connection, run_dir: Path, probe_lock: bool) -> RunSta
     st.input_tokens, st.output_tokens, st.reasoning_tokens, st.cached_tokens = map(int, sums)
     st.sessions = conn.execute("SELECT count(*) FROM sessions WHERE kind = 'start'").fetchone()[0]
     st.live = lock_holder(run_dir) if probe_lock else None
+    for key, value in conn.execute(
+        "SELECT key, value_json FROM meta WHERE key LIKE ? ORDER BY seq", (LANE_RATE_PREFIX + "%",)
+    ):
+        st.lane_limits[key.removeprefix(LANE_RATE_PREFIX)] = orjson.loads(value)
     batches, rounds = batch_summary(conn)
     st.batches = [asdict(b) for b in batches]
     st.rounds = [r.as_dict() for r in rounds]
     return st
+
+
+LANE_RATE_PREFIX = "lane_rate:"
+"""Meta key prefix of what a lane learned of its limits (one row per lane and session; the
+latest row wins): run/session.py writes them, the next session and `tally status` read them."""
 
 
 def latest_meta(run_dir: Path, key: str) -> Any:

@@ -23,14 +23,29 @@ _MAX_SHOWN = 40
 
 
 def bound_usage(usage: Usage | None) -> tuple[tuple[int | None, ...], str | None]:
-    """The four usage columns as recorded, and a note naming the fields that were bounded."""
+    """The four usage columns as recorded (empty where the provider sent no counts), and the
+    note to record with them: the usage's own (an inferred reasoning count) and the fields that
+    were bounded."""
     if usage is None:
         return NO_USAGE, None
     counts = (usage.input_tokens, usage.output_tokens, usage.reasoning_tokens, usage.cached_tokens)
     # The usual case, checked at once (a bool's type is not int).
     plain = type(counts[0]) is type(counts[1]) is type(counts[2]) is type(counts[3]) is int
     if plain and min(counts) >= 0 and max(counts) <= MAX_TOKENS:
-        return counts, None
+        return _unreported(usage, counts), usage.note
+    recorded, note = _bounded_counts(usage)
+    return _unreported(usage, recorded), with_note(usage.note, note)
+
+
+def _unreported(usage: Usage, counts: tuple[int, ...]) -> tuple[int | None, ...]:
+    """Counts the provider did not send are empty; a reasoning count inferred from visible
+    thinking is kept, since it is the evidence the model reasoned."""
+    if usage.reported:
+        return counts
+    return (None, None, counts[2] or None, None)
+
+
+def _bounded_counts(usage: Usage) -> tuple[tuple[int, ...], str | None]:
     values: list[int] = []
     bounded: list[str] = []
     for name in FIELDS:

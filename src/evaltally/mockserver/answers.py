@@ -55,6 +55,24 @@ class Completion:
     completion_tokens: int  # visible + reasoning
     reasoning_tokens: int
     cached_tokens: int
+    reasoning_shape: str = "usage"
+    """Where the OpenAI dialect shows reasoning (MockConfig.reasoning_shape)."""
+    block_reason: str = "SAFETY"
+    """The reason a Gemini safety stop or blocked prompt names (MockConfig.block_reason)."""
+
+    @property
+    def thinking(self) -> str:
+        """Visible thinking of about `reasoning_tokens` tokens, for shapes that show it."""
+        words = "Reading the request step by step. "
+        return (words * (self.reasoning_tokens * 4 // len(words) + 1)).strip()
+
+
+REASONING_SHAPES = ("usage", "inline", "parts", "total_only")
+"""How hosts report reasoning in chat completions: a count in
+usage.completion_tokens_details (OpenAI); a `<think>` block at the start of the content with no
+count (DeepSeek-R1 on routers, Groq raw, vLLM without a parser, Ollama); Mistral's
+content parts [{"type": "thinking", "thinking": [{"type": "text", ...}]}, {"type": "text"}];
+only in total_tokens, left out of completion_tokens (Gemini's OpenAI-compatible endpoint)."""
 
 
 def estimate_tokens_chars(chars: int) -> int:

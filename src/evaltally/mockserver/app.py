@@ -97,7 +97,7 @@ async def _respond(
             raise ClientFault(400, "The request body is not valid JSON.") from None
         prompt = dialect.parse(body, request.headers, request.match_info.get("model"))
         if state.models and prompt.model not in state.models:
-            raise ClientFault(404, f"The model `{prompt.model}` does not exist.")
+            raise dialect.model_missing(prompt.model)
     except ClientFault as exc:
         return _error(dialect, ErrorReply(exc.status, exc.message, exc.code), ctx, None)
     state.stats.by_model[prompt.model] += 1

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from evaltally.errors import ConfigError
+from evaltally.mockserver.answers import REASONING_SHAPES
 from evaltally.mockserver.batch.knobs import (
     BATCH_KNOBS,
     BatchFault,
@@ -166,6 +167,12 @@ class MockConfig:
     reasoning_tokens: int = 0
     # Prompt tokens reported as served from the provider's cache (capped at the prompt size).
     cached_tokens: int = 0
+    # Where the OpenAI dialect shows those reasoning tokens (answers.REASONING_SHAPES): "usage"
+    # (a count), "inline" (<think> in the content), "parts" (Mistral), "total_only" (Gemini's
+    # compatible endpoint).
+    reasoning_shape: str = "usage"
+    # The reason a Gemini safety stop or blocked prompt names ("SAFETY", "MODEL_ARMOR", ...).
+    block_reason: str = "SAFETY"
     # Require the dialect's credential header (Bearer, x-api-key, x-goog-api-key, SigV4).
     require_auth: bool = True
     # If set, the credential must equal it (Bedrock: the access key id in Credential=...).
@@ -263,6 +270,10 @@ class MockConfig:
             raise ConfigError(src, "*_rate", f"fault rates sum to {total:.3f} > 1")
         if self.retry_after_s is not None and self.retry_after_s < 0:
             raise ConfigError(src, "retry_after_s", "must be >= 0")
+        if self.reasoning_shape not in REASONING_SHAPES:
+            raise ConfigError(src, "reasoning_shape", f"must be one of {REASONING_SHAPES}")
+        if not self.block_reason.isupper():
+            raise ConfigError(src, "block_reason", "must be an upper-case Gemini reason")
         for name in ("reasoning_tokens", "cached_tokens"):
             if getattr(self, name) < 0:
                 raise ConfigError(src, name, "must be >= 0")
@@ -290,7 +301,7 @@ _INT = frozenset(
     {"seed", "rpm", "tpm", "rpm_burst", "tpm_burst", "reasoning_tokens", "cached_tokens"}
 )
 _OPT_STR = frozenset({"default_answer", "api_key"})
-_STR = frozenset({"limit_mode"})
+_STR = frozenset({"limit_mode", "reasoning_shape", "block_reason"})
 
 
 def _coerce(source: str, key: str, value: Any) -> Any:

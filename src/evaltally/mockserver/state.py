@@ -5,6 +5,7 @@ so starting an outage through POST /control does not refill the rate-limit bucke
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 from typing import Any
@@ -65,8 +66,11 @@ class MockState:
             text = generated_answer(cfg.seed, body_hash)
         if finish == "blocked":
             text, reasoning = "", 0
-        return complete(
+        done = complete(
             prompt, text, finish=finish, reasoning_tokens=reasoning, cached_tokens=cfg.cached_tokens
+        )
+        return dataclasses.replace(
+            done, reasoning_shape=cfg.reasoning_shape, block_reason=cfg.block_reason
         )
 
     def update(self, knobs: dict[str, Any], source: str = "<control>") -> MockConfig:

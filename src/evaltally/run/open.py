@@ -15,8 +15,10 @@ from evaltally.benchmarks.base import Benchmark
 from evaltally.benchmarks.binding import bind_benchmarks, load_benchmarks
 from evaltally.benchmarks.enrich import data_sources, parents
 from evaltally.config import SweepConfig, read_api_keys
+from evaltally.config.changes import config_changes, describe_changes
 from evaltally.config.checks import make_run_dir
-from evaltally.config.run_dir import CONFIG_COPY, keep_config_copy
+from evaltally.config.run_dir import CONFIG_COPY, keep_config_copy, load_run_config
+from evaltally.errors import EvaltallyError, PlanMismatchError
 from evaltally.ledger import Ledger, PlanDelta
 from evaltally.plan import plan_rows
 from evaltally.runner import clock as clk
@@ -76,7 +78,10 @@ async def record_plan(run: OpenRun) -> tuple[PlanDelta, int]:
     if not run.started:
         # Kept before the plan is written, so a run killed while planning can be resumed.
         keep_config_copy(config, run.run_dir)
-    delta = await ledger.record_plan(lambda: plan_rows(config, benchmarks))
+    try:
+        delta = await ledger.record_plan(lambda: plan_rows(config, benchmarks))
+    except PlanMismatchError as exc:
+        raise _naming_changes(exc, run) from None
     await ledger.set_meta("config", {"path": str(config.path), "text": config.text})
     await ledger.set_meta("data_sources", data_sources(benchmarks))
     lineage = parents(benchmarks)
@@ -86,3 +91,16 @@ async def record_plan(run: OpenRun) -> tuple[PlanDelta, int]:
     interrupted = await ledger.mark_interrupted()
     await refuse_open_batches_in_sync_mode(ledger, run.units)
     return delta, interrupted
+
+
+def _naming_changes(exc: PlanMismatchError, run: OpenRun) -> PlanMismatchError:
+    """The refusal, with what changed since the run started named key by key."""
+    try:
+        changes = config_changes(load_run_config(run.run_dir), run.config)
+    except EvaltallyError:
+        return exc  # the copy is unreadable: the count and examples are all there is
+    if not changes:
+        return exc
+    return PlanMismatchError(
+        f"{exc} What changed since the run started: {describe_changes(changes)}."
+    )

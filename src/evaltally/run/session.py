@@ -25,6 +25,7 @@ from typing import TextIO
 from evaltally.config import SweepConfig
 from evaltally.errors import RunTerminated
 from evaltally.ledger import Ledger, PendingChain, PendingCount
+from evaltally.ledger.status import LANE_RATE_PREFIX
 from evaltally.run.open import open_run, record_plan
 from evaltally.runner import clock as clk
 from evaltally.runner.batch import BatchBudget, BatchDriver
@@ -257,9 +258,9 @@ async def _drive(
         await task
 
 
-LANE_RATE_KEY = "lane_rate:"
-"""Meta key prefix of the rates a lane settled on (one row per lane and session; the latest
-row wins), so the next session of the run starts where this one learned the provider's limit."""
+LANE_RATE_KEY = LANE_RATE_PREFIX
+"""The rates a lane settled on, so the next session of the run starts where this one learned
+the provider's limit."""
 
 
 async def _resume_lanes(ledger: Ledger, lanes: Mapping[str, Lane]) -> None:

@@ -319,6 +319,12 @@ def _own_wait(
 
 def _stop_reason(unit: LaneUnit, error: AttemptError) -> str:
     key = unit.model.key
+    if error.stop_kind == "model":
+        return (
+            f"{key}: the endpoint does not serve model {unit.model.model!r} "
+            f"({error.error_class}: {error.detail}); fix `model` (or `base_url`) of {key} in "
+            "the config, then `tally resume` the run"
+        )
     if error.status != 429:
         return (
             f"{key}: the provider refused the credentials ({error.error_class}: "

@@ -115,6 +115,8 @@ class Lane:
         self._rate_before_test: AdaptiveRate | None = None
         self.pause_until = 0.0
         self.stop_reason: str | None = None
+        self.advertised: RateLimitSnapshot | None = None
+        """The provider's latest rate-limit headers, for `settled()` and `tally status`."""
         self.stats = LaneStats(started=now)
         self._gate = asyncio.Lock()
 
@@ -128,14 +130,27 @@ class Lane:
         if isinstance(tpm, int | float) and tpm > 0:
             self.tokens = AdaptiveRate.per_minute(self.limits.tpm, now, start=tpm)
 
-    def settled(self) -> dict[str, float] | None:
+    def settled(self) -> dict[str, Any] | None:
         """The rates (per minute) this lane learned from the provider, to record in the ledger
-        for the next session; None when it learned nothing beyond its configuration."""
-        out: dict[str, float] = {}
+        for the next session (and `tally status` to show), with the limits the provider last
+        advertised as `advertised: {requests|tokens: [limit, window_s]}`; None when it learned
+        and was told nothing beyond its configuration."""
+        out: dict[str, Any] = {}
         for key, dim in (("rpm", self.requests), ("tpm", self.tokens)):
             rate = dim.per_minute_rate
             if rate is not None and dim.learned:
                 out[key] = round(rate, 3)
+        told = self.advertised
+        if told is not None:
+            shown = {
+                what: [limit, window]
+                for what, limit, window in (
+                    ("requests", told.limit_requests, told.window_requests_s),
+                    ("tokens", told.limit_tokens, told.window_tokens_s),
+                )
+                if limit
+            }
+            out["advertised"] = shown
         return out or None
 
     @property
@@ -350,16 +365,21 @@ class Lane:
         own wait (Retry-After first) is what `refused` pauses for."""
         if snapshot is None:
             return
+        if snapshot.limit_requests or snapshot.limit_tokens:
+            self.advertised = snapshot
         now = self.clock()
-        if snapshot.limit_requests:
+        # A limit over a window longer than a minute (a daily quota) is no pace.
+        rpm = snapshot.per_minute(snapshot.limit_requests, snapshot.window_requests_s)
+        tpm = snapshot.per_minute(snapshot.limit_tokens, snapshot.window_tokens_s)
+        if rpm:
             unpaced = self.requests.pacer is None
-            self.requests.adopt(snapshot.limit_requests, now)
+            self.requests.adopt(rpm, now)
             self.slow_start.finish()
             if unpaced and self.requests.pacer is not None:
                 # What the slow start sent before the limit was known counts against it.
                 self.requests.pacer.replay(self._recent_sends, now)
-        if snapshot.limit_tokens:
-            self.tokens.adopt(snapshot.limit_tokens, now)
+        if tpm:
+            self.tokens.adopt(tpm, now)
         for dim, remaining, reset in (
             (self.requests, snapshot.remaining_requests, snapshot.reset_requests_s),
             (self.tokens, snapshot.remaining_tokens, snapshot.reset_tokens_s),

@@ -43,7 +43,9 @@ def build_unit(model: ModelConfig, api_key: str | None, lane: Lane) -> LaneUnit:
         params=model.params,
         extra=extra,
     )
-    adapter = http_adapter(model.provider, key_env=model.api_key_env)
+    adapter = http_adapter(
+        model.provider, key_env=model.api_key_env, inline_thinking=model.inline_thinking
+    )
     # Building one request up front surfaces missing credentials (Bedrock's AWS variables,
     # region) for every model before anything is planned or sent.
     adapter.build_request(endpoint, [{"role": "user", "content": "credential check"}])

@@ -75,7 +75,7 @@ def line_from_body(
     try:
         prompt = _DIALECTS[dialect].parse(body, headers, path_model)
         if state.models and prompt.model not in state.models:
-            raise ClientFault(404, f"The model `{prompt.model}` does not exist.")
+            raise _DIALECTS[dialect].model_missing(prompt.model)
     except ClientFault as exc:
         return Line(custom_id, None, exc, body_hash)
     return Line(custom_id, prompt, None, body_hash, prompt.last_user)

@@ -101,6 +101,9 @@ class AnthropicDialect(Dialect):
             },
         }
 
+    def model_missing(self, model: str) -> ClientFault:
+        return ClientFault(404, f"model: {model}")
+
     def error_body(self, err: ErrorReply, ctx: ReplyContext) -> dict[str, Any]:
         return {
             "type": "error",

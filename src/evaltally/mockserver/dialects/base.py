@@ -90,6 +90,12 @@ class Dialect(ABC):
     def error_body(self, err: ErrorReply, ctx: ReplyContext) -> dict[str, Any]:
         """The error body for an HTTP error status."""
 
+    def model_missing(self, model: str) -> ClientFault:
+        """What the provider answers for a model id it does not serve."""
+        return ClientFault(
+            404, f"The model `{model}` does not exist or you do not have access to it."
+        )
+
     def error_headers(self, err: ErrorReply) -> dict[str, str]:
         """Headers that name the error, for dialects that send it there; default none."""
         return {}

@@ -110,6 +110,10 @@ class BedrockDialect(Dialect):
             "metrics": {"latencyMs": ctx.latency_ms},
         }
 
+    def model_missing(self, model: str) -> ClientFault:
+        # Converse answers an unknown model id with a validation error, not a 404.
+        return ClientFault(400, "The provided model identifier is invalid.")
+
     def error_body(self, err: ErrorReply, ctx: ReplyContext) -> dict[str, Any]:
         return {"message": err.message}
 

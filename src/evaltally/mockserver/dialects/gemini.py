@@ -95,11 +95,15 @@ class GeminiDialect(Dialect):
         if completion.finish == "blocked":
             # A blocked prompt: no candidates at all, only the feedback.
             usage["totalTokenCount"] = completion.prompt_tokens
-            out["promptFeedback"] = {"blockReason": "SAFETY", "safetyRatings": _BLOCKED_RATING}
+            out["promptFeedback"] = {
+                "blockReason": completion.block_reason,
+                "safetyRatings": _BLOCKED_RATING,
+            }
             return out
         visible = completion.completion_tokens - completion.reasoning_tokens
         candidate: dict[str, Any] = {"finishReason": _FINISH[completion.finish], "index": 0}
         if completion.finish == "safety":
+            candidate["finishReason"] = completion.block_reason
             # A blocked candidate carries ratings and no content.
             candidate["safetyRatings"] = _BLOCKED_RATING
             visible = 0
@@ -113,6 +117,14 @@ class GeminiDialect(Dialect):
         usage["totalTokenCount"] = completion.prompt_tokens + visible + completion.reasoning_tokens
         out["candidates"] = [candidate]
         return out
+
+    def model_missing(self, model: str) -> ClientFault:
+        return ClientFault(
+            404,
+            f"models/{model} is not found for API version v1beta, or is not supported for "
+            "generateContent. Call ListModels to see the list of available models and their "
+            "supported methods.",
+        )
 
     def error_body(self, err: ErrorReply, ctx: ReplyContext) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -90,6 +90,26 @@ class OpenAIDialect(Dialect):
 
     def success(self, prompt: Prompt, completion: Completion, ctx: ReplyContext) -> dict[str, Any]:
         filtered = completion.finish in ("safety", "blocked")
+        content: Any = None if filtered else completion.text
+        reasoning = completion.reasoning_tokens
+        usage: dict[str, Any] = {
+            "prompt_tokens": completion.prompt_tokens,
+            "completion_tokens": completion.completion_tokens,
+            "total_tokens": completion.prompt_tokens + completion.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": completion.cached_tokens},
+            "completion_tokens_details": {"reasoning_tokens": reasoning},
+        }
+        shape = completion.reasoning_shape
+        if shape != "usage" and reasoning and not filtered:
+            del usage["completion_tokens_details"]
+            if shape == "inline":
+                content = f"<think>\n{completion.thinking}\n</think>\n\n{completion.text}"
+            elif shape == "parts":
+                thinking = [{"type": "text", "text": completion.thinking}]
+                content = [{"type": "thinking", "thinking": thinking}]
+                content.append({"type": "text", "text": completion.text})
+            else:  # total_only: thinking counted in the total alone
+                usage["completion_tokens"] = completion.completion_tokens - reasoning
         return {
             "id": f"chatcmpl-{ctx.request_id[:24]}",
             "object": "chat.completion",
@@ -100,20 +120,14 @@ class OpenAIDialect(Dialect):
                     "index": 0,
                     "message": {
                         "role": "assistant",
-                        "content": None if filtered else completion.text,
+                        "content": content,
                         "refusal": None,
                     },
                     "logprobs": None,
                     "finish_reason": _FINISH[completion.finish],
                 }
             ],
-            "usage": {
-                "prompt_tokens": completion.prompt_tokens,
-                "completion_tokens": completion.completion_tokens,
-                "total_tokens": completion.prompt_tokens + completion.completion_tokens,
-                "prompt_tokens_details": {"cached_tokens": completion.cached_tokens},
-                "completion_tokens_details": {"reasoning_tokens": completion.reasoning_tokens},
-            },
+            "usage": usage,
             "system_fingerprint": "fp_evaltally_mock",
         }
 
