@@ -26,10 +26,9 @@ from evaltally.adapters.batch.base import BatchItem
 from evaltally.benchmarks.binding import load_benchmarks
 from evaltally.config import load_config
 from evaltally.errors import LedgerError
-from evaltally.ledger import Ledger, verify_run
+from evaltally.ledger import Ledger, request_hash, verify_run
 from evaltally.plan import iter_plan
 from evaltally.records import Usage
-from evaltally.runner.call import request_hash
 from evaltally.runner.lane import Lane
 from evaltally.runner.units import build_unit
 from testkit import FAKE_KEY

@@ -104,25 +104,6 @@ async def test_outage_exhausts_retries_then_resume_finishes(
     assert second.complete and second.lanes["m1"].stats.ok == 10
 
 
-async def test_bad_credentials_stop_the_lane(tmp_path: Path, mock_server: Any) -> None:
-    srv = await mock_server(api_key="the-right-key")
-    write_items(tmp_path / "items.jsonl", 10)
-    config = load_config(
-        write_config(
-            tmp_path, srv.base_url, limits=FAST.replace("concurrency = 8", "concurrency = 1")
-        )
-    )
-    result = await run_session(config, command="test", env=ENV)
-    lane = result.lanes["m1"]
-    assert lane.stop_reason and "EVALTALLY_TEST_KEY" in lane.stop_reason
-    assert FAKE_KEY not in lane.stop_reason
-    assert (lane.stats.failed, lane.stats.blocked) == (1, 9)
-    assert srv.stats()["total"] == 1
-    for path in config.run_dir.rglob("*"):
-        if path.is_file():
-            assert FAKE_KEY.encode() not in path.read_bytes(), path
-
-
 def test_a_provider_answering_html_fails_the_call_by_name(
     tmp_path: Path, mock_process: Any
 ) -> None:

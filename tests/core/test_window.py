@@ -73,3 +73,10 @@ def test_the_low_follows_a_latency_that_rose_for_good() -> None:
         now = drive(window, 50, lambda n: 1.0, start=now)
     drive(window, 64, lambda n: 1.0, start=now)
     assert window.limit is None or window.limit >= 64
+
+
+def test_answers_quicker_than_the_clock_can_see_are_not_a_queue() -> None:
+    window = InflightWindow()
+    for i in range(50):
+        window.answered(0.0, 8, float(i))  # a coarse or virtual clock: 0 s round trips
+    assert window.limit is None

@@ -1,8 +1,9 @@
 """The append-only run ledger: store (single writer), resume queries, status, export, verify."""
 
 from evaltally.ledger.bodies import unpack as unpack_body
-from evaltally.ledger.chain import plan_fingerprint
-from evaltally.ledger.export import ExportRow, export_rows, export_run
+from evaltally.ledger.chain import plan_fingerprint, request_hash
+from evaltally.ledger.export import export_rows, export_run
+from evaltally.ledger.export_record import ExportRecord, ExportRow
 from evaltally.ledger.results import PendingChain, PendingCount, PlanDelta, RecordedAnswer
 from evaltally.ledger.schema import SCHEMA_VERSION
 from evaltally.ledger.status import RunStatus, StatusCounts, latest_meta, run_status
@@ -11,6 +12,7 @@ from evaltally.ledger.verify import VerifyReport, verify_run
 
 __all__ = [
     "SCHEMA_VERSION",
+    "ExportRecord",
     "ExportRow",
     "Ledger",
     "PendingChain",
@@ -24,6 +26,7 @@ __all__ = [
     "export_run",
     "latest_meta",
     "plan_fingerprint",
+    "request_hash",
     "run_status",
     "unpack_body",
     "verify_run",

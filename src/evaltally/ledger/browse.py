@@ -9,7 +9,7 @@ import os
 import sqlite3
 from typing import Any
 
-from evaltally.ledger.export import LATEST_OUTCOME
+from evaltally.ledger.current import CURRENT_OUTCOME, join_current
 
 Row = tuple[Any, ...]
 
@@ -25,7 +25,7 @@ def outcome_history(conn: sqlite3.Connection, call_id: str) -> list[Row]:
 def chain_steps(conn: sqlite3.Connection, chain_id: str) -> list[Row]:
     """(call_id, step, current status or None) of each call of the chain, in step order."""
     return conn.execute(
-        f"SELECT p.call_id, p.step, o.status FROM planned p {LATEST_OUTCOME}"
+        f"SELECT p.call_id, p.step, o.status FROM planned p {CURRENT_OUTCOME}"
         " WHERE p.chain_id = ? ORDER BY p.step",
         (chain_id,),
     ).fetchall()
@@ -43,12 +43,12 @@ def attempt_rows(conn: sqlite3.Connection, call_id: str) -> list[Row]:
 
 
 def final_answers_before(conn: sqlite3.Connection, chain_id: str, step: int) -> list[Row]:
-    """(step, status, raw_text, parsed_json) of the answered outcomes of the chain's steps
-    before `step`, by step then as recorded."""
+    """(step, status, raw_text, parsed_json) of the final current outcomes of the chain's steps
+    before `step`, in step order."""
     return conn.execute(
-        "SELECT p.step, f.status, f.raw_text, f.parsed_json FROM planned p JOIN outcomes f"
-        " ON f.call_id = p.call_id AND f.status IN ('ok', 'parse_error')"
-        " WHERE p.chain_id = ? AND p.step < ? ORDER BY p.step, f.seq",
+        "SELECT p.step, f.status, f.raw_text, f.parsed_json FROM planned p"
+        f" {join_current('f', final=True)}"
+        " WHERE p.chain_id = ? AND p.step < ? AND f.seq IS NOT NULL ORDER BY p.step",
         (chain_id, step),
     ).fetchall()
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaltally.errors import EvaltallyError
-from evaltally.ledger.export import LATEST_OUTCOME, latest_outcome_seq
+from evaltally.ledger.current import CURRENT_OUTCOME, is_current
 
 STATUSES = ("ok", "parse_error", "failed", "blocked", "unfinished")
 PAGE_SIZE = 50
@@ -86,10 +86,10 @@ _KEYS = (
     "key", "seq", "call_id", "chain_id", "step", "model", "benchmark", "protocol", "item_id",
     "sample", "status", "attempts", "latency_ms", "answer", "answer_length", "reason",
 )  # fmt: skip
-_BY_PLAN = f"SELECT p.seq, {_COLUMNS} FROM planned p {LATEST_OUTCOME}"
+_BY_PLAN = f"SELECT p.seq, {_COLUMNS} FROM planned p {CURRENT_OUTCOME}"
 _BY_ANSWER = (
     f"SELECT o.seq, {_COLUMNS} FROM outcomes o JOIN planned p ON p.call_id = o.call_id"
-    f" WHERE o.seq = {latest_outcome_seq('o.call_id')}"
+    f" WHERE {is_current('o')}"
 )
 
 

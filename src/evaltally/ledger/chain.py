@@ -66,6 +66,7 @@ def plan_fingerprint(call_ids: Iterable[str]) -> str:
     return fp.hexdigest()
 
 
-def body_hash(body: bytes) -> str:
-    """The request hash the ledger expects: full hex sha256 of the exact request body bytes."""
+def request_hash(body: bytes) -> str:
+    """The request hash recorded with each attempt and its outcome (the runner computes it,
+    `tally verify` recomputes it): full hex sha256 of the exact request body bytes."""
     return hashlib.sha256(body).hexdigest()

@@ -18,34 +18,22 @@ from typing import Any
 import orjson
 
 from evaltally.errors import LedgerError
+from evaltally.ledger.current import CURRENT_OUTCOME
+from evaltally.ledger.export_record import EXPORT_SCHEMA_VERSION, FIELDS, USAGE_KEYS, ExportRow
 from evaltally.ledger.files import LEDGER_FILE, RUN_OWNED, connect_ro, ledger_path, translate
 from evaltally.ledger.lock import LOCK_FILE
-
-EXPORT_SCHEMA_VERSION = 1
-
-ExportRow = dict[str, Any]
-"""One export row (fields in docs/export.md); `enrich` receives it and returns extra fields."""
-
-
-def latest_outcome_seq(call_id: str) -> str:
-    """SQL: the seq of the latest outcome row of the call whose id is the expression `call_id`.
-    The one definition of "the current outcome of a planned call" (export, `tally view`)."""
-    return f"(SELECT max(x.seq) FROM outcomes x WHERE x.call_id = {call_id})"
-
-
-# Joins each planned row `p` to its current outcome `o` (none for a call never finished).
-LATEST_OUTCOME = f"LEFT JOIN outcomes o ON o.seq = {latest_outcome_seq('p.call_id')}\n"
 
 _SELECT = (
     """
 SELECT p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.protocol, p.item_id, p.sample,
-       p.spec_json, o.status, o.raw_text, o.parsed_json, o.parse_path,
+       p.spec_json, o.status,
+       (SELECT count(*) FROM attempts a WHERE a.call_id = p.call_id AND a.kind = 'start'),
+       o.raw_text, o.parsed_json, o.parse_path,
        o.input_tokens, o.output_tokens, o.reasoning_tokens, o.cached_tokens,
-       o.latency_ms, o.request_hash, o.reason,
-       (SELECT count(*) FROM attempts a WHERE a.call_id = p.call_id AND a.kind = 'start')
+       o.latency_ms, o.request_hash, o.reason
 FROM planned p
 """
-    + LATEST_OUTCOME
+    + CURRENT_OUTCOME
 )
 _QUERY = _SELECT + "ORDER BY p.model, p.benchmark, p.protocol, p.chain_id, p.step"
 
@@ -145,57 +133,22 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def _record(row: tuple[Any, ...]) -> ExportRow:
-    (
-        call_id,
-        chain_id,
-        step,
-        model,
-        bench,
-        proto,
-        item,
-        sample,
-        spec,
-        status,
-        raw,
-        parsed,
-        parse_path,
-        tin,
-        tout,
-        treas,
-        tcached,
-        latency,
-        rhash,
-        reason,
+    """A `_SELECT` row as the export row: the columns come in `FIELDS` order, the JSON ones
+    parsed and the four token counts joined into `usage`."""
+    spec, status, attempts, raw, parsed, parse_path = row[8:14]
+    tokens = row[14:18]
+    # A provider that sent no token counts leaves them null; usage is null only without any.
+    usage = None if tokens == (None,) * 4 else dict(zip(USAGE_KEYS, tokens, strict=True))
+    values = (
+        EXPORT_SCHEMA_VERSION,
+        *row[:8],
+        orjson.loads(spec),
+        status if status is not None else "unfinished",
         attempts,
-    ) = row
-    usage = (
-        None
-        if tin is None and tout is None and treas is None and tcached is None
-        else {
-            "input_tokens": tin,
-            "output_tokens": tout,
-            "reasoning_tokens": treas,
-            "cached_tokens": tcached,
-        }
+        raw,
+        orjson.loads(parsed) if parsed is not None else None,
+        parse_path,
+        usage,
+        *row[18:],
     )
-    return {
-        "schema_version": EXPORT_SCHEMA_VERSION,
-        "call_id": call_id,
-        "chain_id": chain_id,
-        "step": step,
-        "model": model,
-        "benchmark": bench,
-        "protocol": proto,
-        "item_id": item,
-        "sample": sample,
-        "spec": orjson.loads(spec),
-        "status": status if status is not None else "unfinished",
-        "attempts": attempts,
-        "raw_text": raw,
-        "parsed": orjson.loads(parsed) if parsed is not None else None,
-        "parse_path": parse_path,
-        "usage": usage,
-        "latency_ms": latency,
-        "request_hash": rhash,
-        "reason": reason,
-    }
+    return dict(zip(FIELDS, values, strict=True))

@@ -27,10 +27,10 @@ import orjson
 
 from evaltally.errors import DataError, LedgerError
 from evaltally.jsonl import read_objects
-from evaltally.ledger.export import EXPORT_SCHEMA_VERSION, ExportRow, check_target, export_run
+from evaltally.ledger.export import check_target, export_run
+from evaltally.ledger.export_record import EXPORT_SCHEMA_VERSION, USAGE_KEYS, ExportRow
 
 FORMATS = (".jsonl", ".csv", ".parquet")
-USAGE_KEYS = ("input_tokens", "output_tokens", "reasoning_tokens", "cached_tokens")
 BATCH_ROWS = 10_000
 
 

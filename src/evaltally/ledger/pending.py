@@ -21,11 +21,10 @@ from typing import Any
 
 import orjson
 
+from evaltally.ledger.current import FINAL, is_done, join_current
 from evaltally.ledger.files import connect_ro, translate
 from evaltally.ledger.results import PendingChain, PendingCount, RecordedAnswer
 from evaltally.records import PlannedCall, Status
-
-FINAL = "('ok', 'parse_error')"
 
 BATCH_CALLS = 20_000
 """Planned calls (of pending chains) per batch: about 16 MB of chains in memory."""
@@ -34,10 +33,9 @@ CHAIN_SELECT = f"""
 SELECT p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.item_id, p.sample, p.protocol,
        p.spec_json, f.status, f.raw_text, f.parsed_json, f.request_hash, f.seq
 FROM planned p
-LEFT JOIN outcomes f ON f.call_id = p.call_id AND f.status IN {FINAL}
-"""
-"""Every planned call with its final outcome (if any); append WHERE/ORDER BY (ledger/recorded.py
-reads one chain with it)."""
+{join_current("f", final=True)}"""
+"""Every planned call with its current outcome when that is final; append WHERE/ORDER BY
+(ledger/recorded.py reads one chain with it)."""
 
 # The highest attempt of a call without a final outcome (resume continues numbering from it):
 # one seek to the end of the call's range in the attempts_call index.
@@ -51,17 +49,16 @@ _ONE_CHAIN = _WITH_ATTEMPT + "WHERE p.chain_id = ? ORDER BY p.step"
 
 _COUNTS = f"""
 SELECT p.model, count(*), count(DISTINCT p.chain_id) FROM planned p
-WHERE NOT EXISTS (SELECT 1 FROM outcomes o WHERE o.call_id = p.call_id AND o.status IN {FINAL})
+WHERE NOT {is_done("p.call_id")}
 GROUP BY p.model
 """
 
-# Per model, of the chains that have a final outcome: calls with one, and chains whose every
-# call of that model has one. Read from the outcomes side (CROSS JOIN keeps that order), so
+# Per model, of the chains that have a final outcome: calls done, and chains whose every
+# call of that model is done. Read from the outcomes side (CROSS JOIN keeps that order), so
 # the cost follows the work done, not the size of the plan.
 _DONE = f"""
 SELECT model, sum(done), sum(done = n) FROM (
-  SELECT p.model AS model, count(*) AS n, sum(EXISTS (SELECT 1 FROM outcomes o
-    WHERE o.call_id = p.call_id AND o.status IN {FINAL})) AS done
+  SELECT p.model AS model, count(*) AS n, sum({is_done("p.call_id")}) AS done
   FROM (SELECT DISTINCT d.chain_id FROM outcomes f CROSS JOIN planned d
         ON d.call_id = f.call_id WHERE f.status IN {FINAL}) t
   CROSS JOIN planned p ON p.chain_id = t.chain_id
@@ -160,9 +157,8 @@ def _groups(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
     for row in rows:
         if not groups or row[1] != groups[-1][0][1]:
             groups.append([row])
-        elif row[0] != groups[-1][-1][0]:
+        else:
             groups[-1].append(row)
-        # else: a second final outcome of one call (verify reports it); the first one counts
     return groups
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from evaltally.ledger.batch_status import batch_summary
+from evaltally.ledger.current import CURRENT_OUTCOME
 from evaltally.ledger.files import connect_ro, ledger_path, translate
 from evaltally.ledger.lock import lock_holder
 from evaltally.ledger.usage import FIELDS, sql_total
@@ -89,9 +90,8 @@ def _status(conn: sqlite3.Connection, run_dir: Path, probe_lock: bool) -> RunSta
     version = conn.execute("SELECT coalesce(max(version), 0) FROM migrations").fetchone()[0]
     st = RunStatus(run_dir=str(run_dir), schema_version=int(version))
     rows = conn.execute(
-        "SELECT p.model, p.benchmark, coalesce((SELECT o.status FROM outcomes o"
-        " WHERE o.call_id = p.call_id ORDER BY o.seq DESC LIMIT 1), 'unfinished'), count(*)"
-        " FROM planned p GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+        "SELECT p.model, p.benchmark, coalesce(o.status, 'unfinished'), count(*)"
+        f" FROM planned p {CURRENT_OUTCOME} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
     )
     for model, bench, status, n in rows:
         st.overall.add(status, n)

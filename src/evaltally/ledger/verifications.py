@@ -13,6 +13,7 @@ from pathlib import Path
 
 import orjson
 
+from evaltally.ledger.current import CURRENT_OUTCOME
 from evaltally.ledger.files import connect_ro, ledger_path, translate
 from evaltally.ledger.results import ToVerify
 from evaltally.records import PlannedCall
@@ -36,8 +37,8 @@ def answers_to_verify(path: Path, labels: tuple[str, ...], unverified_only: bool
             "SELECT p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.item_id, p.sample,"
             " p.protocol, p.spec_json, o.raw_text, o.parsed_json,"
             f" (SELECT status FROM verifications WHERE seq = {latest})"
-            " FROM planned p JOIN outcomes o ON o.call_id = p.call_id AND o.status = 'ok'"
-            f" WHERE p.benchmark IN ({marks}) ORDER BY p.seq",
+            f" FROM planned p {CURRENT_OUTCOME}"
+            f" WHERE o.status = 'ok' AND p.benchmark IN ({marks}) ORDER BY p.seq",
             labels,
         ).fetchall()
     except sqlite3.Error as exc:

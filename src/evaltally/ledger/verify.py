@@ -14,7 +14,6 @@ without a trace: that is indistinguishable from a crash before they were committ
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterator
@@ -27,6 +26,7 @@ import orjson
 from evaltally.ledger import bodies, chain
 from evaltally.ledger.batch_checks import batch_violations, has_batch_tables
 from evaltally.ledger.batch_schema import held_by_open_batch
+from evaltally.ledger.current import FINAL
 from evaltally.ledger.files import connect_ro, ledger_path, translate
 from evaltally.ledger.lock import iso, lock_holder
 from evaltally.ledger.schema import (
@@ -39,7 +39,6 @@ from evaltally.ledger.schema import (
 from evaltally.ledger.verify_answers import unbacked_answers
 
 _MAX_PER_CHECK = 20
-_FINAL = "('ok', 'parse_error')"
 
 
 @dataclass(slots=True)
@@ -206,8 +205,10 @@ def _references(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]
 
 
 def _finals(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    """At most one final outcome per call, and nothing after it: what makes a call's current
+    outcome (ledger/current.py) its answer for every reader."""
     for call_id, n, seqs in conn.execute(
-        f"SELECT call_id, count(*), group_concat(seq) FROM outcomes WHERE status IN {_FINAL}"
+        f"SELECT call_id, count(*), group_concat(seq) FROM outcomes WHERE status IN {FINAL}"
         " GROUP BY call_id HAVING count(*) > 1"
     ):
         yield f"outcomes seqs {seqs}{_short(call_id)}: {n} final outcomes for one call"
@@ -215,7 +216,7 @@ def _finals(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
         extra = " AND t.kind = 'start'" if table == "attempts" else ""
         for seq, call_id, fseq in conn.execute(
             f"SELECT t.seq, t.call_id, f.seq FROM {table} t JOIN outcomes f ON"
-            f" f.call_id = t.call_id AND f.status IN {_FINAL} WHERE t.ev > f.ev{extra}"
+            f" f.call_id = t.call_id AND f.status IN {FINAL} WHERE t.ev > f.ev{extra}"
             " ORDER BY t.seq"
         ):
             yield (
@@ -277,7 +278,7 @@ def _request_hashes(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[
             raw = None if body is None else bodies.unpack(body)
         except zlib.error:
             raw = None
-        if raw is None or hashlib.sha256(raw).hexdigest() != rhash:
+        if raw is None or chain.request_hash(raw) != rhash:
             yield (
                 f"attempts seq {seq}{_short(call_id)}: request_hash is not the sha256 of the "
                 "recorded request body"

@@ -17,14 +17,15 @@ from typing import Any
 import orjson
 
 from evaltally.ledger import bodies
+from evaltally.ledger.current import FINAL
 
-_ANSWERED = """
+_ANSWERED = f"""
 SELECT o.seq, o.call_id, o.raw_text, (
     SELECT a.response_body FROM attempts a
     WHERE a.call_id = o.call_id AND a.kind = 'end' AND a.error_class IS NULL
       AND a.response_body IS NOT NULL AND a.ev < o.ev
     ORDER BY a.ev DESC LIMIT 1)
-FROM outcomes o WHERE o.status IN ('ok', 'parse_error') ORDER BY o.seq
+FROM outcomes o WHERE o.status IN {FINAL} ORDER BY o.seq
 """
 
 

@@ -8,7 +8,6 @@ interrupted. Retry decisions come from the adapter's classification; timing come
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -25,7 +24,7 @@ from tenacity import (
 from evaltally.adapters.base import Endpoint, HttpAdapter, HttpRequest, HttpResponse
 from evaltally.benchmarks.base import Benchmark, StepAnswer
 from evaltally.config import ModelConfig
-from evaltally.ledger import Ledger
+from evaltally.ledger import Ledger, request_hash
 from evaltally.records import (
     AttemptError,
     Completion,
@@ -87,10 +86,6 @@ class _Final(Exception):
     def __init__(self, error: AttemptError) -> None:
         self.error = error
         super().__init__(error.detail)
-
-
-def request_hash(body: bytes) -> str:
-    return hashlib.sha256(body).hexdigest()
 
 
 def offline_body(messages: Sequence[Message]) -> bytes:

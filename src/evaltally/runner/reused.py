@@ -14,7 +14,8 @@ from collections.abc import Mapping
 
 from evaltally.benchmarks.base import Benchmark, ReusedRequest
 from evaltally.errors import PlanMismatchError
-from evaltally.runner.call import LaneUnit, request_body, request_hash
+from evaltally.ledger import request_hash
+from evaltally.runner.call import LaneUnit, request_body
 from evaltally.runner.lane import Lane
 from evaltally.runner.units import build_unit
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 
 from evaltally.benchmarks.base import Benchmark, StepAnswer
 from evaltally.errors import EvaltallyError
-from evaltally.ledger import Ledger, PendingChain, PendingCount, RecordedAnswer
+from evaltally.ledger import Ledger, PendingChain, PendingCount, RecordedAnswer, request_hash
 from evaltally.ledger.pending import BATCH_CALLS
 from evaltally.records import PlannedCall, Status
-from evaltally.runner.call import CallExecutor, CallResult, LaneUnit, request_body, request_hash
+from evaltally.runner.call import CallExecutor, CallResult, LaneUnit, request_body
 from evaltally.runner.feed import Feed
 from evaltally.runner.lane import Lane, LaneStopped
 

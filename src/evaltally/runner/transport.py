@@ -168,7 +168,7 @@ async def _to_file(resp: aiohttp.ClientResponse, limit: int, sink: BinaryIO) -> 
         ) from exc
 
 
-def _redacted_headers(raw: Mapping[str, str]) -> dict[str, str]:
+def redacted_headers(raw: Mapping[str, str]) -> dict[str, str]:
     """Header names lower-cased, values redacted. A value holding a credential makes the values
     joined hold it too, so one search over the joined values clears them all at once; only
     then is each value searched on its own."""
@@ -233,7 +233,7 @@ class AiohttpTransport:
                     body = await read_bounded(resp, max_body_bytes)
                 return HttpResponse(
                     status=resp.status,
-                    headers=_redacted_headers(resp.headers),
+                    headers=redacted_headers(resp.headers),
                     body=redact_bytes(body),
                 )
         except TimeoutError as exc:

@@ -65,7 +65,9 @@ class InflightWindow:
             self.previous_low, self.low, self.period_start = self.low, (s, in_flight), now
         self.low = min(self.low, (s, in_flight))
         low, low_in_flight = min(self.low, self.previous_low)
-        gradient = low * TOLERANCE / s
+        # A round trip too short for the clock to see (a coarse clock, a virtual one) is 0 s:
+        # nothing is queueing.
+        gradient = low * TOLERANCE / s if s > 0 else 1.0
         if gradient < 1.0 and in_flight + 1 > (low_in_flight + 1) * TOLERANCE:
             # Once per round trip: answers to requests sent before the last cut still show
             # the queue that cut is draining.

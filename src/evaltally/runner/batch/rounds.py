@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, cast
 from evaltally.adapters.base import HttpAdapter
 from evaltally.adapters.batch import batch_adapter
 from evaltally.adapters.batch.base import BatchItem, BatchLimits, LineResult, not_run, split
-from evaltally.ledger import RecordedAnswer
+from evaltally.ledger import RecordedAnswer, request_hash
 from evaltally.ledger.batches import OpenBatch
 from evaltally.records import AttemptError, PlannedCall, Status
 from evaltally.runner.batch.control import BatchControlError, Control
 from evaltally.runner.batch.cursor import ChainCursor, Proof
 from evaltally.runner.batch.lifecycle import Batch, Lifecycle, Member
 from evaltally.runner.batch.lines import LineRecorder
-from evaltally.runner.call import CallResult, LaneUnit, request_body, request_hash
+from evaltally.runner.call import CallResult, LaneUnit, request_body
 from evaltally.runner.lane import LaneStopped
 from evaltally.runner.scheduler import ChainWork
 from evaltally.tokens import count_messages
