@@ -282,6 +282,11 @@ class Benchmark(ABC):
         """Oracle fields a regrader needs beside each export row."""
         return {}
 
+    def answer_fields(self, call: PlannedCall, row: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Fields computed from the call's recorded answer, given its export row (a score);
+        a pure function of the row and the benchmark's items, so a regrader recomputes them."""
+        return {}
+
     def verification(self, call: PlannedCall, answer: StepAnswer) -> VerificationJob | None:
         """The check of an `ok` answer, or None when this call's answers are not verified."""
         return None
