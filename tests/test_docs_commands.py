@@ -31,6 +31,7 @@ def test_readme_starts_with_the_two_commands() -> None:
         ("dexbench.toml", 3 * 398 * 2 * 5),
         ("dexbench-rehearsal.toml", 2 * 20 * 2 * 5),
         ("batch-rehearsal.toml", 75),
+        ("scored-demo.toml", 2 * (4 * 12 + 10 + 8 + 6)),
     ],
 )
 def test_example_configs_plan(config: str, calls: int) -> None:
