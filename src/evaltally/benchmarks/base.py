@@ -237,6 +237,12 @@ class Benchmark(ABC):
     failed (the benchmark shows it as it likes) and carries on. The config's
     `on_failed_step` overrides it per benchmark."""
 
+    @classmethod
+    def variant(cls, config: BenchmarkConfig) -> type[Benchmark]:
+        """The class that runs this config: a kind whose roles depend on an option (a
+        `prompts` benchmark graded by a model adds a `grader` role) returns a subclass."""
+        return cls
+
     def __init__(self, config: BenchmarkConfig) -> None:
         self.config = config
         self.label = config.label

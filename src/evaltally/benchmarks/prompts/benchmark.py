@@ -57,6 +57,10 @@ class PromptsOptions(BenchmarkOptions):
     target_field: str = "target"
     choices_field: str = "choices"
     meta_fields: tuple[str, ...] | None = None
+    rubric: str | None = None
+    """`model` scorer: a text file holding the grading prompt (slots {question}, {target},
+    {answer}); the built-in rubric when unset."""
+    rubric_version: str | None = None
 
     def check(self) -> None:
         if self.parse not in PARSE_MODES:
@@ -70,6 +74,8 @@ class PromptsOptions(BenchmarkOptions):
                 re.compile(self.pattern)
             except re.error as exc:
                 raise OptionError("pattern", f"not a regular expression: {exc}") from None
+        if (self.rubric is None) != (self.rubric_version is None):
+            raise OptionError("rubric_version", "rubric and rubric_version go together")
         if self.abs_tol < 0 or self.rel_tol < 0:
             raise OptionError("abs_tol" if self.abs_tol < 0 else "rel_tol", "must be >= 0")
 
@@ -110,13 +116,25 @@ class PromptsBenchmark(Benchmark):
                 opts.meta_fields or (),
             )
             self.items = load_table(self.items_path, fields)
-        self.scorer: scorers.ScorerSpec | None = None
-        if opts.scorer is not None:
-            scorers.check_scorer_name(opts.scorer, self.fail)
-            self.scorer = scorers.ScorerSpec(
-                opts.scorer, scorers.scorer_version(opts.scorer), opts.scorer_options()
-            )
+        self.scorer = self._scorer(opts)
+        if self.scorer is not None:
             self._check_targets()
+
+    @classmethod
+    def variant(cls, config: BenchmarkConfig) -> type[Benchmark]:
+        if config.options.get("scorer") == "model":
+            from evaltally.benchmarks.prompts.graded import ModelGradedPrompts
+
+            return ModelGradedPrompts
+        return cls
+
+    def _scorer(self, opts: PromptsOptions) -> scorers.ScorerSpec | None:
+        if opts.scorer is None:
+            return None
+        scorers.check_scorer_name(opts.scorer, self.fail)
+        return scorers.ScorerSpec(
+            opts.scorer, scorers.scorer_version(opts.scorer), opts.scorer_options()
+        )
 
     def _check_targets(self) -> None:
         """Items without a target are not scored; a scorer with no target at all is a mistake

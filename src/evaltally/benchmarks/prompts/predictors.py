@@ -18,13 +18,11 @@ import orjson
 
 from evaltally.benchmarks.base import Predictor
 from evaltally.benchmarks.prompts.scorers import choice_letter
+from evaltally.prompts.prompts import question_text
 
 
 def _echo(context: Mapping[str, Any]) -> str:
-    item = context["item"]
-    if "turns" in item:
-        return str(item["turns"][-1])
-    return str([m for m in item["messages"] if m["role"] == "user"][-1]["content"])
+    return question_text(context["item"])
 
 
 def _oracle(context: Mapping[str, Any]) -> str:

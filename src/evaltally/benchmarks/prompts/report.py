@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from evaltally.benchmarks.prompts.scorers import score_row
+from evaltally.benchmarks.prompts.scorers import score_row, verdict_score
 from evaltally.benchmarks.prompts.scores import Scores, paired, summarise
 from evaltally.report.section import GradeSettings, Section
 from evaltally.report.tables import Table, pct
@@ -28,6 +28,9 @@ class PromptsGrader:
         self.scores: dict[str, dict[str, Scores]] = {}
         """benchmark -> model -> scores"""
         self.differ = 0
+        self.subjects: dict[str, str] = {}
+        """chain id -> its subject model (the `model` scorer's verdicts belong to it)"""
+        self.verdicts: list[tuple[str, str, str, str, int, float | None, dict[str, Any]]] = []
 
     def add(self, row: dict[str, Any]) -> None:
         key = (str(row["model"]), str(row["benchmark"]))
@@ -42,8 +45,24 @@ class PromptsGrader:
         usage = row.get("usage") or {}
         counts["input_tokens"] += int(usage.get("input_tokens") or 0)
         counts["output_tokens"] += int(usage.get("output_tokens") or 0)
+        if row.get("role", "subject") == "subject":
+            self.subjects[str(row["chain_id"])] = str(row["model"])
         spec = row.get("scorer")
-        if spec:
+        if spec and spec["name"] == "model":
+            value = verdict_score(row)
+            self.differ += value != row.get("score")
+            self.verdicts.append(
+                (
+                    str(row["chain_id"]),
+                    str(row["benchmark"]),
+                    str(row["model"]),
+                    str(row["item_id"]),
+                    int(row["sample"]),
+                    value,
+                    spec,
+                )
+            )
+        elif spec:
             self._score(row, spec)
 
     def _score(self, row: dict[str, Any], spec: dict[str, Any]) -> None:
@@ -58,7 +77,21 @@ class PromptsGrader:
             str(row["item_id"]), int(row["sample"]), value
         )
 
+    def _graded(self) -> None:
+        """Each verdict, scored for the subject model of its chain (a benchmark graded by two
+        grader models is shown once per grader)."""
+        graders: dict[str, set[str]] = {}
+        for _, bench, grader, *_ in self.verdicts:
+            graders.setdefault(bench, set()).add(grader)
+        for chain, bench, grader, item, sample, value, spec in self.verdicts:
+            label = bench if len(graders[bench]) == 1 else f"{bench} (grader {grader})"
+            models = self.scores.setdefault(label, {})
+            subject = self.subjects[chain]
+            models.setdefault(subject, Scores(spec)).add(item, sample, value)
+        self.verdicts = []
+
     def section(self, settings: GradeSettings) -> Section:
+        self._graded()
         labelled = len({bench for _, bench in self.groups}) > 1
         rows = []
         for (model, bench), c in sorted(self.groups.items()):

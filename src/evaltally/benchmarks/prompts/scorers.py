@@ -38,6 +38,8 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+")
 _LETTER_ONLY = re.compile(r"^\W*([A-Z])\W*$")
 _LETTER_SAID = re.compile(r"(?i)\banswer\s*(?:is|:)?\s*:?\s*\(?([A-Z])\b")
+_VERDICT = re.compile(r"VERDICT:\s*\**\s*(CORRECT|PARTIAL|INCORRECT)\b", re.IGNORECASE)
+VERDICTS = {"CORRECT": 1.0, "PARTIAL": 0.5, "INCORRECT": 0.0}
 _LETTER_ANY = re.compile(r"\(([A-Z])\)|\b([A-Z])[.)]|\b([A-Z])\b")
 
 
@@ -235,10 +237,10 @@ def score(spec: Mapping[str, Any], item: Mapping[str, Any], answer: str) -> floa
 
 
 def check_scorer_name(name: str, where: Callable[[str, str], ConfigError]) -> None:
-    if name in BUILTIN:
+    if name in BUILTIN or name == "model":
         return
     if ":" not in name:
-        valid = ", ".join(BUILTIN)
+        valid = ", ".join((*BUILTIN, "model"))
         raise where("scorer", f"unknown scorer {name!r}; use one of {valid} or module:function")
     try:
         user_function(name)
@@ -257,3 +259,17 @@ def score_row(row: Mapping[str, Any], item: Mapping[str, Any], spec: Mapping[str
         return score(spec, item, str(row["raw_text"]))
     except ScoreError as exc:
         raise DataError(f"call {row['call_id']} (item {row['item_id']!r}): {exc}") from None
+
+
+def verdict_value(text: str) -> float | None:
+    """The `model` scorer's verdict: the last `VERDICT: CORRECT|PARTIAL|INCORRECT` line of a
+    grader's answer as 1 / 0.5 / 0, or None."""
+    found = _VERDICT.findall(text)
+    return VERDICTS[found[-1].upper()] if found else None
+
+
+def verdict_score(row: Mapping[str, Any]) -> float | None:
+    """A verdict row's score, from its raw text alone (None: the grader gave no verdict)."""
+    if row["status"] != "ok" or row.get("raw_text") is None:
+        return None
+    return verdict_value(str(row["raw_text"]))
