@@ -116,6 +116,8 @@ def test_kill_mid_grading_then_resume(tmp_path: Path, mock_process: Any) -> None
     db = tmp_path / "runs" / "k" / "ledger.sqlite"
     kill_run_when(config, lambda: _verdicts(db) >= 5)
     assert 5 <= _verdicts(db) < 24  # killed mid-grading
+    status = tally("status", str(tmp_path / "runs" / "k"))
+    assert "state: interrupted (the last session did not close" in status.stdout, status.stdout
     resumed = tally("resume", str(tmp_path / "runs" / "k"))
     assert resumed.returncode == 0, resumed.stderr
     assert _verdicts(db) == 24
