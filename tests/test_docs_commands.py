@@ -50,3 +50,10 @@ def test_docs_links_resolve() -> None:
     readme = (REPO / "README.md").read_text()
     for link in re.findall(r"\]\((docs/[^)]+)\)", readme):
         assert Path(REPO / link).exists(), link
+
+
+def test_the_dexbench_config_plans_a_cost_for_every_model() -> None:
+    result = tally("plan", str(REPO / "configs" / "dexbench.toml"), env={"COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if "dexbench" in line and "│" in line]
+    assert len(rows) == 6 and all("$" in row for row in rows), result.stdout
