@@ -4,7 +4,9 @@ that needs no downloaded data validates and plans."""
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,3 +59,27 @@ def test_the_dexbench_config_plans_a_cost_for_every_model() -> None:
     assert result.returncode == 0, result.stderr
     rows = [line for line in result.stdout.splitlines() if "dexbench" in line and "│" in line]
     assert len(rows) == 6 and all("$" in row for row in rows), result.stdout
+
+
+def test_the_readme_mock_rehearsal_runs_as_written(tmp_path: Path, mock_process: Any) -> None:
+    """README's rehearsal block: the mock with the knobs shown (on a free port instead of
+    8787, which another process may hold), then the run line with its environment."""
+    readme = (REPO / "README.md").read_text()
+    block = readme.split("## Rehearse against the mock provider", 1)[1].split("```sh\n")[1]
+    serve, run = block.split("```")[0].strip().splitlines()
+    args = shlex.split(serve.rstrip("& "))
+    assert args[:4] == ["tally", "mock-server", "--port", "8787"]
+    mock = mock_process(*args[4:])
+    env_part, command = run.split(" tally ", 1)
+    name, _, value = env_part.partition("=")
+    argv = shlex.split(command)
+    config = REPO / argv[1]
+    text = config.read_text().replace("http://127.0.0.1:8787", mock.base_url)
+    copy = tmp_path / config.name
+    copy.write_text(text.replace('runs_dir = "../runs"', 'runs_dir = "runs"'))
+    (tmp_path / "items-example.jsonl").write_text(
+        (REPO / "configs" / "items-example.jsonl").read_text()
+    )
+    done = tally(argv[0], str(copy), env={name: value}, timeout=300)
+    assert done.returncode in (0, 3), done.stderr  # 3: some calls failed after 503s; resumable
+    assert "planned calls: 100" in done.stdout
