@@ -118,6 +118,14 @@ def test_markup_in_answers_ids_and_prompts_stays_text(
     screenshot(page, "view-xss", tmp_path)
 
 
+def _view_when_planned(run_dir: Path, view_server: Callable[..., ViewProcess]) -> ViewProcess:
+    """A view of a run a background `tally run` is starting, once its ledger exists."""
+    deadline = time.monotonic() + 30
+    while not (run_dir / "ledger.sqlite").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return view_server(run_dir)
+
+
 def test_a_page_left_open_on_a_running_sweep(
     tmp_path: Path,
     mock_process: Any,
@@ -130,10 +138,7 @@ def test_a_page_left_open_on_a_running_sweep(
     run_dir = tmp_path / "runs" / "live"
     sweep = tally_background("run", str(config))
     try:
-        deadline = time.monotonic() + 30
-        while not (run_dir / "ledger.sqlite").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        view = view_server(run_dir)
+        view = _view_when_planned(run_dir, view_server)
         page.goto(view.url + "/#/r/live")
         page.wait_for_selector("#live-badge.live")
         first = page.text_content("#progress-text")
@@ -181,10 +186,7 @@ def test_scores_while_a_scored_sweep_runs_then_interrupted(
     run_dir = tmp_path / "runs" / "scored"
     sweep = tally_background("run", str(config))
     try:
-        deadline = time.monotonic() + 30
-        while not (run_dir / "ledger.sqlite").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        view = view_server(run_dir)
+        view = _view_when_planned(run_dir, view_server)
         page.goto(view.url + "/#/r/scored")
         page.wait_for_selector("table.scores")
         cell = "document.querySelector('table.scores tbody tr td:nth-child(4)').textContent"
