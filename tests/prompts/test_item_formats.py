@@ -48,8 +48,8 @@ def _plan(config: Path) -> list[tuple[str, str, str, int]]:
     ]
 
 
-def test_csv_parquet_and_jsonl_give_identical_plans(tmp_path: Path) -> None:
-    with (tmp_path / "items.jsonl").open("w") as fh:
+def _write_jsonl(path: Path) -> None:
+    with path.open("w") as fh:
         for key, q, a, opts, level in ROWS:
             item = {
                 "id": key,
@@ -59,6 +59,10 @@ def test_csv_parquet_and_jsonl_give_identical_plans(tmp_path: Path) -> None:
                 "meta": {"level": level},
             }
             fh.write(orjson.dumps(item).decode() + "\n")
+
+
+def test_csv_parquet_and_jsonl_give_identical_plans(tmp_path: Path) -> None:
+    _write_jsonl(tmp_path / "items.jsonl")
     with (tmp_path / "items.csv").open("w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(["key", "question", "answer", "options", "level", "unused"])
@@ -79,6 +83,48 @@ def test_csv_parquet_and_jsonl_give_identical_plans(tmp_path: Path) -> None:
     assert len(jsonl) == 6 and "A. 3\\nB. 4" in jsonl[0][2]
     assert _plan(_config(tmp_path, "items.csv", MAPPING)) == jsonl
     assert _plan(_config(tmp_path, "items.parquet", MAPPING)) == jsonl
+
+
+def test_a_dataset_built_on_disk_plans_like_its_jsonl(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `datasets` dataset loads through `load_dataset`, as a hub one does; its rows read
+    through the field mapping give the JSONL plan, and the report's data source names it."""
+    import datasets
+
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    _write_jsonl(tmp_path / "items.jsonl")
+    rows = {
+        "key": [r[0] for r in ROWS],
+        "question": [r[1] for r in ROWS],
+        "answer": [r[2] for r in ROWS],
+        "options": [r[3] for r in ROWS],
+        "level": [r[4] for r in ROWS],
+    }
+    (tmp_path / "qa" / "data").mkdir(parents=True)
+    datasets.Dataset.from_dict(rows).to_json(str(tmp_path / "qa" / "data" / "test.jsonl"))
+    config = tmp_path / "hf.toml"
+    config.write_text(
+        _config(tmp_path, "items.jsonl")
+        .read_text()
+        .replace('path = "items.jsonl"', 'dataset = "qa"\nsplit = "test"')
+        + MAPPING
+    )
+    assert _plan(config) == _plan(_config(tmp_path, "items.jsonl"))
+    (source,) = next(iter(load_benchmarks(load_config(config)).values())).data_sources()
+    assert source.path.startswith("dataset ") and source.path.endswith("/test")
+
+
+def test_a_hub_dataset_without_a_revision_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "hub.toml"
+    config.write_text(
+        _config(tmp_path, "x.jsonl")
+        .read_text()
+        .replace('path = "x.jsonl"', 'dataset = "someone/qa"')
+    )
+    with pytest.raises(EvaltallyError, match="needs `revision`"):
+        load_benchmarks(load_config(config))
 
 
 def test_a_missing_column_and_a_bad_choices_cell_are_named(tmp_path: Path) -> None:

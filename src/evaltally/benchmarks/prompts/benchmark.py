@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -28,6 +29,7 @@ from evaltally.benchmarks.base import (
     file_sha256,
 )
 from evaltally.benchmarks.prompts import scorers
+from evaltally.benchmarks.prompts.hub import DatasetRef, items_sha256, load_dataset_items
 from evaltally.benchmarks.prompts.items import load_items
 from evaltally.benchmarks.prompts.predictors import PREDICTORS
 from evaltally.benchmarks.prompts.tabular import FieldMap, items_format, load_table
@@ -41,8 +43,13 @@ PARSE_MODES = ("text", "json")
 
 @dataclass(frozen=True)
 class PromptsOptions(BenchmarkOptions):
-    path: str
+    path: str | None = None
     """A JSONL, CSV or Parquet file of items, relative to the config's directory."""
+    dataset: str | None = None
+    """A Hugging Face dataset (hub id or local directory) instead of `path` (hub.py)."""
+    dataset_config: str | None = None
+    split: str = "train"
+    revision: str | None = None
     parse: str = "text"
     scorer: str | None = None
     ignore_case: bool = True
@@ -63,6 +70,8 @@ class PromptsOptions(BenchmarkOptions):
     rubric_version: str | None = None
 
     def check(self) -> None:
+        if (self.path is None) == (self.dataset is None):
+            raise OptionError("path", "give exactly one of path (a file) or dataset")
         if self.parse not in PARSE_MODES:
             raise OptionError("parse", "must be 'text' or 'json'")
         if self.scorer == "regex" and not self.pattern:
@@ -104,18 +113,28 @@ class PromptsBenchmark(Benchmark):
     def __init__(self, config: BenchmarkConfig) -> None:
         super().__init__(config)
         opts: PromptsOptions = self.options
-        self.items_path = self.path(opts.path)
-        if items_format(self.items_path) == ".jsonl":
-            self.items = load_items(self.items_path)
+        fields = FieldMap(
+            opts.id_field,
+            opts.prompt_field,
+            opts.target_field,
+            opts.choices_field,
+            opts.meta_fields or (),
+        )
+        self.items_path: Path | None = None
+        self.dataset: DatasetRef | None = None
+        if opts.dataset is not None:
+            local = self.path(opts.dataset)
+            name = str(local) if local.exists() else opts.dataset
+            self.dataset = DatasetRef(name, opts.dataset_config, opts.split, opts.revision)
+            self.source = self.dataset.label()
+            self.items = load_dataset_items(self.dataset, fields)
         else:
-            fields = FieldMap(
-                opts.id_field,
-                opts.prompt_field,
-                opts.target_field,
-                opts.choices_field,
-                opts.meta_fields or (),
-            )
-            self.items = load_table(self.items_path, fields)
+            self.items_path = self.path(str(opts.path))
+            self.source = str(self.items_path)
+            if items_format(self.items_path) == ".jsonl":
+                self.items = load_items(self.items_path)
+            else:
+                self.items = load_table(self.items_path, fields)
         self.scorer = self._scorer(opts)
         if self.scorer is not None:
             self._check_targets()
@@ -143,7 +162,7 @@ class PromptsBenchmark(Benchmark):
         targeted = [i for i, item in self.items.items() if "target" in item]
         if not targeted:
             raise DataError(
-                f"{self.items_path}: scorer {self.scorer.name!r} is named but no item has a "
+                f"{self.source}: scorer {self.scorer.name!r} is named but no item has a "
                 "'target' (for CSV or Parquet, name the column with target_field)"
             )
         if self.scorer.name != "choice":
@@ -152,7 +171,7 @@ class PromptsBenchmark(Benchmark):
             try:
                 scorers.choice_letter(self.items[item_id])
             except scorers.ScoreError as exc:
-                raise DataError(f"{self.items_path} (item {item_id!r}): {exc}") from None
+                raise DataError(f"{self.source} (item {item_id!r}): {exc}") from None
 
     def _rendered_item(self, item_id: str) -> Mapping[str, Any]:
         item = self.items[item_id]
@@ -215,4 +234,6 @@ class PromptsBenchmark(Benchmark):
         return {"score": scorers.score_row(row, self.items[call.item_id], self.scorer.as_json())}
 
     def data_sources(self) -> list[DataSource]:
+        if self.items_path is None:
+            return [DataSource(self.source, items_sha256(self.items), "the items as read")]
         return [DataSource(str(self.items_path), file_sha256(self.items_path))]

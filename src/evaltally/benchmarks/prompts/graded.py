@@ -76,7 +76,7 @@ class ModelGradedPrompts(PromptsBenchmark):
         missing = [i for i, item in self.items.items() if "target" not in item]
         if missing:
             raise DataError(
-                f"{self.items_path} (item {missing[0]!r}): the model scorer grades against a "
+                f"{self.source} (item {missing[0]!r}): the model scorer grades against a "
                 "'target'; every item needs one"
             )
 

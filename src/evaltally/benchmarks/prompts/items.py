@@ -24,7 +24,9 @@ def load_items(path: Path) -> dict[str, dict[str, Any]]:
     return collect(path, read_jsonl(path, "items file"), "")
 
 
-def collect(path: Path, rows: Iterable[tuple[int, object]], unit: str) -> dict[str, dict[str, Any]]:
+def collect(
+    path: Path | str, rows: Iterable[tuple[int, object]], unit: str
+) -> dict[str, dict[str, Any]]:
     """Validated items by id from (line or row number, item); `unit` prefixes the number in
     errors ("row " for tables, "" for a file's lines)."""
     items: dict[str, dict[str, Any]] = {}

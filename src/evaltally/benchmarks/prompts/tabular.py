@@ -38,12 +38,19 @@ def items_format(path: Path) -> str:
 
 def load_table(path: Path, fields: FieldMap) -> dict[str, dict[str, Any]]:
     rows = _csv_rows(path) if items_format(path) == ".csv" else _parquet_rows(path)
-    return collect(path, _items(path, rows, fields), "row ")
+    return items_from_rows(path, rows, fields)
 
 
-def _items(
-    path: Path, rows: Iterator[tuple[Sequence[str], Mapping[str, Any]]], fields: FieldMap
-) -> Iterator[tuple[int, dict[str, Any]]]:
+Rows = Iterator[tuple[Sequence[str], Mapping[str, Any]]]
+"""(column names, row) per row of a table."""
+
+
+def items_from_rows(source: Path | str, rows: Rows, fields: FieldMap) -> dict[str, dict[str, Any]]:
+    """Validated items by id from a table's rows (a file, or a dataset named by `source`)."""
+    return collect(source, _items(source, rows, fields), "row ")
+
+
+def _items(path: Path | str, rows: Rows, fields: FieldMap) -> Iterator[tuple[int, dict[str, Any]]]:
     for n, (columns, row) in enumerate(rows, 1):
         if n == 1:
             wanted = (fields.id, fields.prompt, *fields.meta)
@@ -56,7 +63,7 @@ def _items(
         yield n, _item(path, n, row, fields)
 
 
-def _item(path: Path, n: int, row: Mapping[str, Any], fields: FieldMap) -> dict[str, Any]:
+def _item(path: Path | str, n: int, row: Mapping[str, Any], fields: FieldMap) -> dict[str, Any]:
     prompt = row[fields.prompt]
     if not isinstance(prompt, str):
         raise DataError(f"{path}:row {n}: column {fields.prompt!r} must be text")
