@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from testkit import REPO, tally
@@ -83,3 +85,26 @@ def test_the_readme_mock_rehearsal_runs_as_written(tmp_path: Path, mock_process:
     done = tally(argv[0], str(copy), env={name: value}, timeout=300)
     assert done.returncode in (0, 3), done.stderr  # 3: some calls failed after 503s; resumable
     assert "planned calls: 100" in done.stdout
+
+
+def test_the_scored_demo_runs_as_docs_prompts_shows(tmp_path: Path) -> None:
+    """docs/prompts.md's worked example (part of `make demo`): every non-model scorer, offline."""
+    docs = (REPO / "docs" / "prompts.md").read_text()
+    block = docs.split("```sh\n")[1].split("```")[0].strip().splitlines()
+    assert block == ["tally run configs/scored-demo.toml", "tally report runs/scored-demo"]
+    shutil.copytree(REPO / "configs" / "scored", tmp_path / "configs" / "scored")
+    shutil.copy(REPO / "configs" / "scored-demo.toml", tmp_path / "configs")
+    for line in block:
+        args = shlex.split(line)[1:]
+        done = tally(*(str(tmp_path / a) if "/" in a else a for a in args))
+        assert done.returncode == 0, done.stderr
+    data = orjson.loads((tmp_path / "runs" / "scored-demo" / "report.json").read_bytes())
+    scores = data["sections"]["prompts"]["scores"]
+    scorers = {s["oracle"]["scorer"]["name"].split(":")[0] for s in scores.values()}
+    assert {"exact", "includes", "regex", "number", "choice", "json"} <= scorers
+    for bench, models in scores.items():
+        assert (
+            models["guesser"]["accuracy_ite"]["value"] < models["oracle"]["accuracy_ite"]["value"]
+        )
+        if bench != "qa-last-word":  # "The answer is George Washington": last word only
+            assert models["oracle"]["accuracy_ite"]["value"] == 1.0, bench

@@ -69,6 +69,10 @@ def test_two_models_scored_graded_from_the_export_alone(tmp_path: Path, mock_pro
     assert (pair["a"], pair["b"], pair["items"], pair["value"]) == ("good", "weak", 4, 0.25)
     assert pair["ci_low"] <= 0.25 <= pair["ci_high"]
     assert report["scores_differing_from_export"] == 0
+    # Two samples per item: a second interval draws over the (item, sample) calls.
+    over = good["over_samples"]["accuracy_ite"]
+    assert over["value"] == 0.75 and over["ci_low"] <= 0.75 <= over["ci_high"]
+    assert good["accuracy_ite"]["ci_low"] < good["accuracy_ite"]["ci_high"]
 
     for fmt in ("jsonl", "csv"):
         out = tmp_path / f"again.{fmt}"
