@@ -57,6 +57,8 @@ def test_choice_reads_the_picked_letter_and_accepts_a_letter_or_text_target() ->
     assert _score("choice", "green", "The answer is B.", choices=list(choices)) == 1.0
     assert _score("choice", "C", "I pick A) because", choices=list(choices)) == 0.0
     assert picked_letter("D", 3) is None  # not one of the three choices
+    assert picked_letter("the answer is a dog", 3) is None
+    assert picked_letter("ANSWER: (c)", 3) is None and picked_letter("ANSWER: (C)", 3) == "C"
     with pytest.raises(ScoreError, match="neither a choice letter"):
         _score("choice", "purple", "A", choices=list(choices))
 

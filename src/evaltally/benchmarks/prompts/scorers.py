@@ -37,7 +37,9 @@ BUILTIN = ("exact", "includes", "regex", "number", "choice", "json")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?|[-+]?\.\d+")
 _LETTER_ONLY = re.compile(r"^\W*([A-Z])\W*$")
-_LETTER_SAID = re.compile(r"(?i)\banswer\s*(?:is|:)?\s*:?\s*\(?([A-Z])\b")
+# "answer is B" / "Answer: (B)": the word in any case, the letter a capital ("the answer is a
+# dog" picks nothing).
+_LETTER_SAID = re.compile(r"\b(?i:answer)\s*(?:(?i:is)|:)?\s*:?\s*\(?([A-Z])\b")
 _VERDICT = re.compile(r"VERDICT:\s*\**\s*(CORRECT|PARTIAL|INCORRECT)\b", re.IGNORECASE)
 VERDICTS = {"CORRECT": 1.0, "PARTIAL": 0.5, "INCORRECT": 0.0}
 _LETTER_ANY = re.compile(r"\(([A-Z])\)|\b([A-Z])[.)]|\b([A-Z])\b")
