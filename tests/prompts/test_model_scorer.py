@@ -103,6 +103,11 @@ def test_two_models_graded_by_a_mock_grader(tmp_path: Path, mock_process: Any) -
     assert graded.returncode == 0, graded.stderr
     again = orjson.loads((tmp_path / "g" / "report.json").read_bytes())["sections"]["prompts"]
     assert again == data
+    # Verdicts without the rows they grade cannot be attributed: one line, exit 2.
+    only = tmp_path / "verdicts.jsonl"
+    only.write_text("".join(orjson.dumps(r).decode() + "\n" for r in verdicts))
+    cut = tally("grade", str(only), "--resamples", "0")
+    assert cut.returncode == 2 and "has no row of the subject" in cut.stderr, cut.stderr
 
 
 def test_kill_mid_grading_then_resume(tmp_path: Path, mock_process: Any) -> None:

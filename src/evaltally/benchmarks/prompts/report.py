@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from evaltally.benchmarks.prompts.scorers import score_row, verdict_score
 from evaltally.benchmarks.prompts.scores import Scores, paired, summarise
+from evaltally.errors import DataError
 from evaltally.report.section import GradeSettings, Section
 from evaltally.report.tables import Table, pct
 
@@ -86,7 +87,12 @@ class PromptsGrader:
         for chain, bench, grader, item, sample, value, spec in self.verdicts:
             label = bench if len(graders[bench]) == 1 else f"{bench} (grader {grader})"
             models = self.scores.setdefault(label, {})
-            subject = self.subjects[chain]
+            subject = self.subjects.get(chain)
+            if subject is None:
+                raise DataError(
+                    f"the verdict of chain {chain} (benchmark {bench!r}) has no row of the "
+                    "subject it grades in the export; grade the whole export"
+                )
             models.setdefault(subject, Scores(spec)).add(item, sample, value)
         self.verdicts = []
 
