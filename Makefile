@@ -22,6 +22,10 @@ demo: $(STAMP) sandbox-tools
 	$(BIN)/tally export runs/demo -o runs/demo/export.jsonl
 	$(BIN)/tally report runs/demo
 	@echo "run directory: runs/demo   export: runs/demo/export.jsonl   report: runs/demo/report.md"
+	rm -rf runs/scored-demo
+	$(BIN)/tally run configs/scored-demo.toml
+	$(BIN)/tally report runs/scored-demo
+	@echo "scored prompts: runs/scored-demo/report.md"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

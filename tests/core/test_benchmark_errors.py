@@ -22,7 +22,7 @@ def test_baseline_with_a_benchmark_it_cannot_answer_is_refused_at_plan(tmp_path:
         message = result.stderr.strip()
         assert "\n" not in message and "Traceback" not in message
         assert str(config) in message and "models[0].model" in message
-        assert "'prompts'" in message and "no offline predictors" in message
+        assert "'prompts'" in message and "offers echo, guesser, oracle" in message
 
 
 def test_a_render_error_fails_that_call_and_the_run_goes_on(

@@ -148,7 +148,8 @@ def test_ctrl_c_exits_130_and_resume_finishes(tmp_path: Path, mock_process: Any)
     proc.send_signal(signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 130, stderr
-    assert "tally resume" in stderr
+    # The advice names the run directory the config opened, not a placeholder.
+    assert f"interrupted; continue with `tally resume {run_dir}`" in stderr, stderr
     # Ctrl-C lets the writer commit: what was answered is in the ledger, nothing is left open.
     assert tally("verify", str(run_dir)).returncode == 0
     resumed = tally("resume", str(run_dir))

@@ -59,6 +59,22 @@ def test_keyset_pages_visit_every_call_once_both_ways(
     assert backward == forward[-2::-1]
 
 
+def test_most_recent_first_pages_walk_the_answers_newest_first(
+    cte_run: Path, view_server: Callable[..., ViewProcess]
+) -> None:
+    view = view_server(cte_run)
+    forward = _walk(view, "&order=recent", "after", None)
+    keys = [k for page in forward for k in page]
+    assert len(keys) == len(set(keys)) == 480
+    first = view.api("/api/runs/demo-small/calls?limit=480&order=recent")["calls"]
+    assert [c["key"] for c in first] == sorted((c["key"] for c in first), reverse=True)
+    backward = _walk(view, "&order=recent", "before", str(first[-1]["key"]))
+    # Back from the oldest answer: every newer call once, ending on the newest.
+    assert sum(len(p) for p in backward) == 479 and backward[-1][0] == forward[0][0]
+    runs = view.api("/api/runs")
+    assert [(r["state"], r["planned"], r["done"]) for r in runs] == [("finished", 480, 480)]
+
+
 def test_filters_select_exactly_the_matching_calls(
     cte_run: Path, view_server: Callable[..., ViewProcess], tmp_path: Path
 ) -> None:

@@ -3,11 +3,13 @@ left open on a run in progress (it refreshes itself; the run finishes and verifi
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
 from view_testkit import XSS, ViewProcess, screenshot, xss_answers, xss_config
 
 from testkit import tally, tally_background, write_config, write_items
@@ -21,7 +23,7 @@ def test_overview_of_a_finished_run(
     # One run served: the page goes straight to its overview.
     page.wait_for_selector("table.lanes")
     assert page.url.endswith("#/r/demo-small")
-    assert page.text_content("#live-badge") == "not running"
+    assert page.text_content("#live-badge") == "finished (the last session closed)"
     assert "480 of 480 planned calls finished (100.0%)" in page.text_content("#progress-text")
     lanes = page.locator("table.lanes tbody tr")
     assert lanes.count() == 2
@@ -116,6 +118,14 @@ def test_markup_in_answers_ids_and_prompts_stays_text(
     screenshot(page, "view-xss", tmp_path)
 
 
+def _view_when_planned(run_dir: Path, view_server: Callable[..., ViewProcess]) -> ViewProcess:
+    """A view of a run a background `tally run` is starting, once its ledger exists."""
+    deadline = time.monotonic() + 30
+    while not (run_dir / "ledger.sqlite").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return view_server(run_dir)
+
+
 def test_a_page_left_open_on_a_running_sweep(
     tmp_path: Path,
     mock_process: Any,
@@ -128,10 +138,7 @@ def test_a_page_left_open_on_a_running_sweep(
     run_dir = tmp_path / "runs" / "live"
     sweep = tally_background("run", str(config))
     try:
-        deadline = time.monotonic() + 30
-        while not (run_dir / "ledger.sqlite").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        view = view_server(run_dir)
+        view = _view_when_planned(run_dir, view_server)
         page.goto(view.url + "/#/r/live")
         page.wait_for_selector("#live-badge.live")
         first = page.text_content("#progress-text")
@@ -152,3 +159,53 @@ def test_a_page_left_open_on_a_running_sweep(
     verify = tally("verify", str(run_dir))
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert mock.stats()["total"] == 40
+
+
+def test_scores_while_a_scored_sweep_runs_then_interrupted(
+    tmp_path: Path,
+    mock_process: Any,
+    view_server: Callable[..., ViewProcess],
+    page: Any,
+) -> None:
+    """Scores appear and grow as answers arrive; the calls table marks each answer right or
+    wrong, newest first; after a kill -9 the page says the run is interrupted."""
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text('{"match": "even", "answer": "yes"}\n{"match": "odd", "answer": "maybe"}\n')
+    mock = mock_process("--latency-ms", "150", "--answers-file", str(answers))
+    items = [
+        {
+            "id": f"q{i}",
+            "messages": [{"role": "user", "content": f"{'even' if i % 2 == 0 else 'odd'} {i}"}],
+            "target": "yes",
+        }
+        for i in range(60)
+    ]
+    (tmp_path / "items.jsonl").write_text("\n".join(orjson.dumps(i).decode() for i in items))
+    config = write_config(tmp_path, mock.base_url, name="scored", limits="concurrency = 2")
+    config.write_text(config.read_text() + 'scorer = "exact"\n')
+    run_dir = tmp_path / "runs" / "scored"
+    sweep = tally_background("run", str(config))
+    try:
+        view = _view_when_planned(run_dir, view_server)
+        page.goto(view.url + "/#/r/scored")
+        page.wait_for_selector("table.scores")
+        cell = "document.querySelector('table.scores tbody tr td:nth-child(4)').textContent"
+        first = page.evaluate(cell)
+        # No navigation: the scored count grows while the session runs.
+        page.wait_for_function(f"{cell} !== {first!r} && !{cell}.startsWith('0 ')")
+        page.goto(view.url + "/#/r/scored/calls?order=recent")
+        page.wait_for_selector("table.calls td.score")
+        marks = page.locator("table.calls td.score").all_text_contents()
+        assert set(marks) <= {"✓ correct", "✗ wrong"} and marks
+        # Newest first: the page's rows are in descending answer order (the page key).
+        data = page.evaluate("fetch('/api/runs/scored/calls?order=recent').then((r) => r.json())")
+        keys = [c["key"] for c in data["calls"]]
+        assert keys == sorted(keys, reverse=True)
+        screenshot(page, "view-calls-scored", tmp_path)
+    finally:
+        sweep.send_signal(signal.SIGKILL)
+        sweep.communicate()
+    page.goto(view.url + "/#/r/scored")
+    page.wait_for_selector("#live-badge.st-interrupted")
+    assert "resume it: tally resume" in page.text_content("#live-badge")
+    assert "tally resume" in page.text_content("#live-badge")

@@ -237,6 +237,12 @@ class Benchmark(ABC):
     failed (the benchmark shows it as it likes) and carries on. The config's
     `on_failed_step` overrides it per benchmark."""
 
+    @classmethod
+    def variant(cls, config: BenchmarkConfig) -> type[Benchmark]:
+        """The class that runs this config: a kind whose roles depend on an option (a
+        `prompts` benchmark graded by a model adds a `grader` role) returns a subclass."""
+        return cls
+
     def __init__(self, config: BenchmarkConfig) -> None:
         self.config = config
         self.label = config.label
@@ -280,6 +286,11 @@ class Benchmark(ABC):
 
     def export_fields(self, call: PlannedCall) -> Mapping[str, Any]:
         """Oracle fields a regrader needs beside each export row."""
+        return {}
+
+    def answer_fields(self, call: PlannedCall, row: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Fields computed from the call's recorded answer, given its export row (a score);
+        a pure function of the row and the benchmark's items, so a regrader recomputes them."""
         return {}
 
     def verification(self, call: PlannedCall, answer: StepAnswer) -> VerificationJob | None:

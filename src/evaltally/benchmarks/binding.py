@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from evaltally.benchmarks.base import Benchmark
-from evaltally.benchmarks.registry import get_kind, kind_names, load_benchmark
+from evaltally.benchmarks.registry import benchmark_class, kind_names, load_benchmark
 from evaltally.config import BenchmarkConfig, ModelConfig, SweepConfig
 from evaltally.config import load_config as load_data
 from evaltally.errors import ConfigError
@@ -87,7 +87,7 @@ def check_baselines(
         for bench in benchmarks:
             if not bound_to(model, bench):
                 continue
-            offered = sorted(get_kind(bench.kind).benchmark_class().predictors)
+            offered = sorted(benchmark_class(bench).predictors)
             if model.model not in offered:
                 can = f"offers {', '.join(offered)}" if offered else "has no offline predictors"
                 raise ConfigError(
@@ -108,7 +108,7 @@ def bind_benchmarks(config: SweepConfig) -> None:
                 f"benchmarks[{bench.index}].kind",
                 f"unknown benchmark {bench.kind!r}; known: {kind_names()}",
             )
-        cls = get_kind(bench.kind).benchmark_class()
+        cls = benchmark_class(bench)
         check_roles(bench, cls.roles)
         cls.Options.from_config(bench)  # typed options: a bad key fails here, before any data
     check_baselines(config.path, config.models, config.benchmarks)

@@ -50,7 +50,7 @@ def export_enricher(
         if bench is None:
             return {}
         call = PlannedCall(**{f: row[f] for f in (*_CALL_FIELDS, "protocol", "spec")})
-        fields = bench.export_fields(call)
+        fields = {**bench.export_fields(call), **bench.answer_fields(call, row)}
         clash = sorted(set(fields) & set(CORE))
         if clash:
             raise BenchmarkError(

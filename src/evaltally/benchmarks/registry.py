@@ -51,4 +51,10 @@ def get_kind(name: str) -> BenchmarkKind:
 
 def load_benchmark(config: BenchmarkConfig) -> Benchmark:
     """One benchmark built from its config (bound first: benchmarks/binding.py)."""
-    return get_kind(config.kind).benchmark_class()(config)
+    return benchmark_class(config)(config)
+
+
+def benchmark_class(config: BenchmarkConfig) -> type[Benchmark]:
+    """The `Benchmark` class that runs one config (its kind's class, or the variant its
+    options choose)."""
+    return get_kind(config.kind).benchmark_class().variant(config)

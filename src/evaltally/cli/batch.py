@@ -40,7 +40,7 @@ def _duration(seconds: float) -> str:
 
 def rounds_table(rounds: Sequence[Mapping[str, Any]]) -> Table:
     table = Table(title="batch rounds")
-    for col in ("model", "round", "batches", "requests", "answered", "wall time", ""):
+    for col in ("model", "round", "batches", "requests", "answered", "wall time", "state"):
         table.add_column(col)
     for r in rounds:
         table.add_row(
@@ -50,7 +50,7 @@ def rounds_table(rounds: Sequence[Mapping[str, Any]]) -> Table:
             f"{r['requests']:,}",
             f"{r['answered_share']:.0%}",
             _duration(r["wall_s"]),
-            "open" if r["open"] else "",
+            "open" if r["open"] else "closed",
         )
     return table
 

@@ -36,6 +36,7 @@ def status(
         from evaltally.runner.lane_states import read_lane_states
 
         data = run_status(run_dir).as_dict()
+        data["state"] = _state(run_dir)
         data["lanes_waiting"] = read_lane_states(run_dir) if data.get("live") else {}
         audits = audit_run(run_dir, load_run_config(run_dir))
         data["models"] = [a.as_dict() for a in audits]
@@ -50,6 +51,12 @@ def status(
                 err.print(labelled("reasoning audit: ", "bold", reasoned))
 
     guard(go, resumable=True)
+
+
+def _state(run_dir: Path) -> str:
+    from evaltally.ledger.browse import run_state
+
+    return run_state(run_dir)
 
 
 def _print_status(data: dict[str, Any]) -> None:
@@ -77,6 +84,9 @@ def _print_status(data: dict[str, Any]) -> None:
         f"(retried {data['retried_attempts']}, interrupted {data['interrupted_attempts']})"
         + (f"; live: {live}" if live else ""),
     )
+    from evaltally.ledger.browse import STATE_NOTES
+
+    out.print(f"state: {data['state']} ({STATE_NOTES[data['state']]})", highlight=False)
     for lane, why in data.get("lanes_waiting", {}).items():
         out.print(f"lane {lane}: {why}", markup=False, highlight=False)
     for lane, learned in data.get("lane_limits", {}).items():

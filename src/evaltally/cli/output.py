@@ -18,7 +18,7 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import typer
 from rich.text import Text
@@ -49,9 +49,12 @@ def labelled(label: str, style: str, text: str) -> Text:
     return Text.assemble((label, style), text)
 
 
-def guard(fn: Callable[[], T], *, resumable: bool = False) -> T:
+def guard(
+    fn: Callable[[], T], *, resumable: bool = False, run_dir: Callable[[], Any] | None = None
+) -> T:
     """Turn our errors into one clear line on stderr and the documented exit status; a
-    `resumable` command's interruption says how to continue the run."""
+    `resumable` command's interruption says how to continue the run (naming the run directory
+    `run_dir()` gives, once it is known)."""
     end()
     try:
         return fn()
@@ -59,7 +62,10 @@ def guard(fn: Callable[[], T], *, resumable: bool = False) -> T:
         err.print(labelled("error: ", "bold red", str(exc)))
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
-        err.print("interrupted; continue with `tally resume RUN`" if resumable else "interrupted")
+        where = run_dir() if run_dir is not None else None
+        target = shlex.quote(str(where)) if where is not None else "RUN"
+        advice = f"; continue with `tally resume {target}`" if resumable else ""
+        err.print(f"interrupted{advice}")
         raise typer.Exit(EXIT_INTERRUPTED) from None
 
 

@@ -25,6 +25,25 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from evaltally import __version__
+
+        print(f"evaltally {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Plan-first LLM evaluation sweeps with an append-only ledger and exact resume."""
+
+
 for command in (plan, check, run, resume, status, export, verify, grade, report, regrade, view):
     app.command()(command)
 

@@ -84,9 +84,12 @@ def run_config(load: Callable[[], Any], budget: float | None, start_over: bool =
     from evaltally.config import check_budget
     from evaltally.run.session import run_session
 
+    opened: list[Any] = []
+
     def go() -> int:
         limit = check_budget(budget, "command line", "--budget")
         cfg = load()
+        opened.append(cfg.run_dir)
         session = run_session(cfg, command=command_line(), budget_usd=limit, start_over=start_over)
         result = asyncio.run(session)
         for line in result.failures[:MAX_LISTED_FAILURES]:
@@ -119,7 +122,7 @@ def run_config(load: Callable[[], Any], budget: float | None, start_over: bool =
             return EXIT_INCOMPLETE
         return EXIT_OK
 
-    raise typer.Exit(guard(go, resumable=True))
+    raise typer.Exit(guard(go, resumable=True, run_dir=lambda: opened[0] if opened else None))
 
 
 def _batch_rounds(run_dir: Path) -> list[str]:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 from evaltally.ledger.current import CURRENT_OUTCOME, join_current
+from evaltally.ledger.files import connect_ro, ledger_path, translate
 
 Row = tuple[Any, ...]
 
@@ -74,6 +76,50 @@ def live_session(conn: sqlite3.Connection) -> dict[str, Any] | None:
     if ended is not None or not _alive(int(pid)):
         return None
     return {"session": session, "pid": pid, "command": command, "started_at": at}
+
+
+STATE_NOTES = {
+    "running": "a session is driving the run now",
+    "interrupted": "the last session did not close (killed, crashed or power lost): resume it "
+    "with `tally resume`",
+    "finished": "the last session closed",
+    "planned": "no session has run yet",
+}
+
+
+def session_state(conn: sqlite3.Connection) -> str:
+    """running (a live session), interrupted (the last session has no end row and its process
+    is gone), finished (the last session closed) or planned (no session yet)."""
+    row = conn.execute(
+        "SELECT session, pid FROM sessions WHERE kind = 'start' ORDER BY seq DESC LIMIT 1"
+    ).fetchone()
+    if row is None:
+        return "planned"
+    ended = conn.execute(
+        "SELECT 1 FROM sessions WHERE kind = 'end' AND session = ?", (row[0],)
+    ).fetchone()
+    if ended is not None:
+        return "finished"
+    return "running" if _alive(int(row[1])) else "interrupted"
+
+
+def run_state(run_dir: Path) -> str:
+    """`session_state` of a run directory's ledger (read-only)."""
+    path = ledger_path(run_dir)
+    conn = connect_ro(path)
+    try:
+        return session_state(conn)
+    except sqlite3.Error as exc:
+        raise translate(exc, path, "read the run's sessions") from exc
+    finally:
+        conn.close()
+
+
+def run_progress(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(planned calls, calls with a terminal outcome) of the run."""
+    planned = conn.execute("SELECT count(*) FROM planned").fetchone()[0]
+    done = conn.execute("SELECT count(DISTINCT call_id) FROM outcomes").fetchone()[0]
+    return int(planned), int(done)
 
 
 def _alive(pid: int) -> bool:

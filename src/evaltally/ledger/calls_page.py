@@ -16,6 +16,8 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from evaltally.errors import EvaltallyError
 from evaltally.ledger.current import CURRENT_OUTCOME, is_current
 
@@ -38,6 +40,9 @@ class CallFilter:
     status: str | None = None
     text: str | None = None
     """Substring of the answer text (case-insensitive for ASCII)."""
+    recent: bool = False
+    """Most recent first: answered calls, newest outcome first (the answer-order walk,
+    backwards)."""
 
     @classmethod
     def from_query(cls, query: dict[str, str]) -> CallFilter:
@@ -48,7 +53,18 @@ class CallFilter:
         status = get("status")
         if status is not None and status not in STATUSES:
             raise FilterError(f"unknown status {status!r}; valid: {', '.join(STATUSES)}")
-        return cls(get("model"), get("benchmark"), get("protocol"), get("item"), status, get("q"))
+        order = get("order")
+        if order not in (None, "plan", "recent"):
+            raise FilterError(f"unknown order {order!r}; valid: plan, recent")
+        return cls(
+            get("model"),
+            get("benchmark"),
+            get("protocol"),
+            get("item"),
+            status,
+            get("q"),
+            order == "recent",
+        )
 
     def where(self) -> tuple[list[str], list[Any]]:
         conds: list[str] = []
@@ -80,11 +96,11 @@ def _escape_like(text: str) -> str:
 _COLUMNS = (
     "p.seq, p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.protocol, p.item_id,"
     f" p.sample, o.status, o.attempts, o.latency_ms, substr(o.raw_text, 1, {ANSWER_PREVIEW}),"
-    " length(o.raw_text), o.reason"
+    " length(o.raw_text), o.reason, p.spec_json"
 )
 _KEYS = (
     "key", "seq", "call_id", "chain_id", "step", "model", "benchmark", "protocol", "item_id",
-    "sample", "status", "attempts", "latency_ms", "answer", "answer_length", "reason",
+    "sample", "status", "attempts", "latency_ms", "answer", "answer_length", "reason", "spec",
 )  # fmt: skip
 _BY_PLAN = f"SELECT p.seq, {_COLUMNS} FROM planned p {CURRENT_OUTCOME}"
 _BY_ANSWER = (
@@ -107,21 +123,24 @@ def list_calls(
         raise FilterError("give `after` or `before`, not both")
     limit = max(1, min(limit, MAX_PAGE_SIZE))
     conds, args = flt.where()
-    by_answer = flt.text is not None and flt.item is None
+    by_answer = flt.recent or (flt.text is not None and flt.item is None)
     key = "o.seq" if by_answer else "p.seq"
     backwards = before is not None
+    # Newest first walks the answer order the other way: "after" a row means older than it.
+    older, newer = ("<", ">") if flt.recent else (">", "<")
     if after is not None:
-        conds.append(f"{key} > ?")
+        conds.append(f"{key} {older} ?")
         args.append(after)
     if before is not None:
-        conds.append(f"{key} < ?")
+        conds.append(f"{key} {newer} ?")
         args.append(before)
     where = " AND ".join(conds)
     if by_answer:
-        sql = f"{_BY_ANSWER} AND {where}"
+        sql = f"{_BY_ANSWER} AND {where}" if where else _BY_ANSWER
     else:
         sql = f"{_BY_PLAN} WHERE {where}" if where else _BY_PLAN
-    sql += f" ORDER BY {key} {'DESC' if backwards else 'ASC'} LIMIT ?"
+    descending = backwards != flt.recent
+    sql += f" ORDER BY {key} {'DESC' if descending else 'ASC'} LIMIT ?"
     rows = conn.execute(sql, (*args, limit + 1)).fetchall()
     more = len(rows) > limit
     rows = rows[:limit]
@@ -130,6 +149,7 @@ def list_calls(
     calls = [dict(zip(_KEYS, r, strict=True)) for r in rows]
     for call in calls:
         call["status"] = call["status"] or "unfinished"
+        call["spec"] = orjson.loads(call["spec"])
     first, last = (calls[0]["key"], calls[-1]["key"]) if calls else (None, None)
     # Going forward, a previous page exists whenever we started after some row (and the other
     # way round); `more` tells whether the far side has rows.
@@ -140,3 +160,17 @@ def list_calls(
         "next": last if has_next and calls else None,
         "prev": first if has_prev and calls else None,
     }
+
+
+def raw_texts(conn: sqlite3.Connection, call_ids: list[str]) -> dict[str, str]:
+    """call id -> the whole raw answer of its current outcome (the page shows a preview; a
+    score needs all of it)."""
+    if not call_ids:
+        return {}
+    marks = ",".join("?" * len(call_ids))
+    rows = conn.execute(
+        f"SELECT p.call_id, o.raw_text FROM planned p {CURRENT_OUTCOME}"
+        f" WHERE p.call_id IN ({marks}) AND o.raw_text IS NOT NULL",
+        call_ids,
+    ).fetchall()
+    return dict(rows)

@@ -46,3 +46,31 @@ def mean_interval(
     means = sorted(sum(values[i] for i in draw_indices(rng, n)) / n for _ in range(resamples))
     alpha = (1 - level) / 2
     return percentile(means, alpha), percentile(means, 1 - alpha)
+
+
+def ratio_interval(
+    numerators: Sequence[float],
+    denominators: Sequence[float],
+    *,
+    seed: int,
+    resamples: int,
+    level: float = 0.95,
+) -> tuple[float | None, float | None]:
+    """Percentile-bootstrap interval of sum(numerators) / sum(denominators) over units drawn
+    together (a scored-only rate whose units hold different numbers of scored calls); rounds
+    whose draw has a zero denominator are left out."""
+    n = len(numerators)
+    if not n or resamples <= 0:
+        return None, None
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        idx = draw_indices(rng, n)
+        den = sum(denominators[i] for i in idx)
+        if den:
+            ratios.append(sum(numerators[i] for i in idx) / den)
+    if not ratios:
+        return None, None
+    ratios.sort()
+    alpha = (1 - level) / 2
+    return percentile(ratios, alpha), percentile(ratios, 1 - alpha)

@@ -2,7 +2,7 @@
 
   GET /                                   the page (static/index.html)
   GET /static/{app.js,style.css}          its script and style
-  GET /api/runs                           the runs served
+  GET /api/runs                           the runs served, with state and progress
   GET /api/runs/{run}/overview            counts, attempts, spend, audit, progress
   GET /api/runs/{run}/facets              models, benchmarks, protocols (filter choices)
   GET /api/runs/{run}/calls?...           one page of the calls table (calls.py)
@@ -30,9 +30,10 @@ from evaltally.errors import EvaltallyError
 from evaltally.ledger.browse import plan_cells
 from evaltally.ledger.calls_page import CallFilter, FilterError, list_calls
 from evaltally.view.call import call_detail
-from evaltally.view.overview import overview
+from evaltally.view.overview import overview, run_summary
 from evaltally.view.report import plot_path, report_blocks
 from evaltally.view.runs import ViewRun
+from evaltally.view.scores import add_row_scores
 
 STATIC = Path(__file__).resolve().parent / "static"
 _STATIC_FILES = {"app.js": "text/javascript", "style.css": "text/css"}
@@ -106,7 +107,7 @@ async def _no_icon(request: web.Request) -> web.StreamResponse:
 
 async def _runs(request: web.Request) -> web.StreamResponse:
     runs = request.app[RUNS_KEY].values()
-    return _json([{"name": r.name, "run_dir": str(r.run_dir)} for r in runs])
+    return _json(await asyncio.to_thread(lambda: [run_summary(r) for r in runs]))
 
 
 async def _overview(request: web.Request) -> web.StreamResponse:
@@ -153,7 +154,9 @@ async def _calls(request: web.Request) -> web.StreamResponse:
 
     def page() -> dict[str, Any]:
         with run.read("list the calls") as conn:
-            return list_calls(conn, flt, after=after, before=before, limit=limit)
+            found = list_calls(conn, flt, after=after, before=before, limit=limit)
+        add_row_scores(run, found["calls"])
+        return found
 
     return _json(await asyncio.to_thread(page))
 

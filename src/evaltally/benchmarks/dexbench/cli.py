@@ -86,3 +86,42 @@ def build(
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     typer.echo(f"{out}: {len(result.instances)} instances, SHA-256 {digest}")
     typer.echo(f"built in {time.monotonic() - started:.1f} s")
+
+
+@app.command()
+def answers(
+    config: Path = typer.Argument(..., help="A sweep config with DexBench benchmarks."),
+    out: Path = kinds.options.output("Answers file to write (JSON Lines).", ...),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
+) -> None:
+    """Write a `tally mock-server --answers-file` script answering every DexBench call of
+    CONFIG as the offline `oracle` predictor does (docs/dexbench.md, "Rehearsal"): a rehearsal
+    against the mock then shows verification passing."""
+    import orjson
+
+    from evaltally import load_config
+    from evaltally.benchmarks.binding import load_benchmarks
+    from evaltally.plan.sweep import iter_plan
+
+    def go() -> int:
+        _refuse_existing(out, force=force)
+        cfg = load_config(config)
+        benchmarks = load_benchmarks(cfg)
+        lines: dict[str, bytes] = {}
+        for call in iter_plan(cfg, benchmarks):
+            bench = benchmarks[call.benchmark]
+            if bench.kind != "dexbench":
+                continue
+            messages = bench.render(call, [])
+            last = next(m["content"] for m in reversed(messages) if m["role"] == "user")
+            digest = hashlib.sha256(str(last).encode("utf-8")).hexdigest()
+            if digest not in lines:
+                answer = bench.predictors["oracle"](bench.offline_context(call, []))
+                lines[digest] = orjson.dumps({"sha256": digest, "answer": answer})
+        if not lines:
+            raise DataError(f"{config}: no DexBench call to answer")
+        _write_whole(b"\n".join(lines.values()).decode("utf-8") + "\n", out)
+        return len(lines)
+
+    n = kinds.guard(go)
+    kinds.out.print(f"wrote {n:,} scripted answers to {out}", highlight=False)

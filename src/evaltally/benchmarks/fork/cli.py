@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -43,10 +44,11 @@ def fork(
         from evaltally.config.toml_text import derived_config
         from evaltally.ledger.recorded import read_chain, resolve_chain
 
-        load_run_config(parent)  # a clear error when RUN is not a run directory
+        parent_config = load_run_config(parent)  # a clear error when RUN is not a run directory
         chain_id = resolve_chain(parent, chain)
         calls = read_chain(parent, chain_id).calls
         key = model or calls[min(at, len(calls) - 1)].model
+        _refuse_offline(parent_config, key, chain_id)
         copy = parent / CONFIG_COPY
         bench = {
             "kind": "fork",
@@ -65,3 +67,17 @@ def fork(
         )
 
     kinds.start_derived_run(target, compose, budget)
+
+
+def _refuse_offline(config: Any, key: str, chain_id: str) -> None:
+    """Replays of an offline predictor are all the same answer: say so, and what to fork."""
+    from evaltally.errors import DataError
+
+    found = next((m for m in config.models if m.key == key), None)
+    if found is not None and found.provider == "baseline":
+        raise DataError(
+            f"chain {chain_id} was answered by {key!r}, an offline predictor (provider "
+            '"baseline"), whose replays would all be the same; fork a chain a hosted model '
+            "answered (a run against the mock provider will do), or pass --model naming a "
+            "hosted model of the run's config"
+        )

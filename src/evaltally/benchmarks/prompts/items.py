@@ -1,7 +1,14 @@
-"""Reading and validating a `prompts` items file; every error names the file, line and field."""
+"""Reading and validating a `prompts` items file; every error names the file, line and field.
+
+JSONL holds items as they are (`id`, `messages` or `turns`, optional `system`, `target`,
+`choices`, `meta`). CSV and Parquet hold one single-call item per row, read through a field
+mapping (`tabular.py`) into exactly the JSONL item it stands for, so the three give the same
+plan.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -9,24 +16,33 @@ from evaltally.errors import DataError
 from evaltally.jsonl import read_jsonl
 
 ROLES = {"system", "user", "assistant"}
-FIELDS = {"id", "messages", "turns", "system", "meta"}
+FIELDS = {"id", "messages", "turns", "system", "meta", "target", "choices"}
 
 
 def load_items(path: Path) -> dict[str, dict[str, Any]]:
-    """Item id -> item, in file order."""
+    """Item id -> item, in file order (JSONL)."""
+    return collect(path, read_jsonl(path, "items file"), "")
+
+
+def collect(
+    path: Path | str, rows: Iterable[tuple[int, object]], unit: str
+) -> dict[str, dict[str, Any]]:
+    """Validated items by id from (line or row number, item); `unit` prefixes the number in
+    errors ("row " for tables, "" for a file's lines)."""
     items: dict[str, dict[str, Any]] = {}
-    for lineno, item in read_jsonl(path, "items file"):
-        _check_item(path, lineno, item)
+    for lineno, item in rows:
+        where = f"{path}:{unit}{lineno}"
+        _check_item(where, item)
+        assert isinstance(item, dict)
         if item["id"] in items:
-            raise DataError(f"{path}:{lineno}: duplicate item id {item['id']!r}")
+            raise DataError(f"{where}: duplicate item id {item['id']!r}")
         items[item["id"]] = item
     if not items:
         raise DataError(f"{path}: no items")
     return items
 
 
-def _check_item(path: Path, lineno: int, item: object) -> None:
-    where = f"{path}:{lineno}"
+def _check_item(where: str, item: object) -> None:
     if not isinstance(item, dict):
         raise DataError(f"{where}: an item must be a JSON object")
     if not isinstance(item.get("id"), str) or not item["id"]:
@@ -36,7 +52,7 @@ def _check_item(path: Path, lineno: int, item: object) -> None:
         raise DataError(f"{where}: needs exactly one of 'messages' or 'turns'")
     unknown = sorted(set(item) - FIELDS)
     if unknown:
-        raise DataError(f"{where}: unknown field {unknown[0]!r}")
+        raise DataError(f"{where}: unknown field {unknown[0]!r}; fields: {sorted(FIELDS)}")
     if "messages" in item:
         msgs = item["messages"]
         if not isinstance(msgs, list) or not msgs:
@@ -53,3 +69,17 @@ def _check_item(path: Path, lineno: int, item: object) -> None:
             raise DataError(f"{where}: 'turns' must be a non-empty list of strings")
         if "system" in item and not isinstance(item["system"], str):
             raise DataError(f"{where}: 'system' must be a string")
+    _check_target(where, item)
+
+
+def _check_target(where: str, item: dict[str, Any]) -> None:
+    target = item.get("target")
+    if isinstance(target, list) and (not target or any(isinstance(t, dict) for t in target)):
+        raise DataError(f"{where}: a list 'target' must be a non-empty list of acceptable answers")
+    choices = item.get("choices")
+    if choices is not None and (
+        not isinstance(choices, list) or not choices or not all(isinstance(c, str) for c in choices)
+    ):
+        raise DataError(f"{where}: 'choices' must be a non-empty list of strings")
+    if "meta" in item and not isinstance(item["meta"], dict):
+        raise DataError(f"{where}: 'meta' must be a JSON object")

@@ -60,7 +60,9 @@ def check(
 def cte_judge(
     run_dir: Path = typer.Argument(..., help="A recorded run with CTE-Bench free rollouts."),
     judges: Path = typer.Option(
-        ..., "--judges", help="A TOML file whose [[models]] are the judges (any sweep config)."
+        ...,
+        "--judges",
+        help=r"A TOML file whose \[\[models]] are the judges (any sweep config).",
     ),
     judge: list[str] = typer.Option(
         [], "--judge", help="Only this model key of --judges (repeatable; default: all)."

@@ -5,7 +5,7 @@
 "use strict";
 
 const STATUSES = ["ok", "parse_error", "failed", "blocked", "unfinished"];
-const FILTERS = ["model", "benchmark", "protocol", "status", "item", "q"];
+const FILTERS = ["model", "benchmark", "protocol", "status", "item", "q", "order"];
 const main = document.getElementById("main");
 const nav = document.getElementById("nav");
 const statusLine = document.getElementById("status-line");
@@ -95,7 +95,10 @@ async function showRuns() {
     return;
   }
   show(section("Runs",
-    table(["run", "directory"], runs.map((r) => [el("a", { href: runHash(r.name) }, r.name), r.run_dir]))));
+    table(["run", "state", "progress", "directory"], runs.map((r) => [
+      el("a", { href: runHash(r.name) }, r.name),
+      el("span", { class: `state st-${r.state}`, title: r.state_note }, r.state),
+      `${num(r.done)} / ${num(r.planned)}`, r.run_dir]), "runs")));
 }
 
 // ---- overview ------------------------------------------------------------------------------
@@ -158,17 +161,40 @@ function cellsTable(data) {
   return table(["model", "benchmark", "planned", ...STATUSES], rows, "cells");
 }
 
-function renderOverview(data) {
+function stateBadge(data) {
   const live = data.live;
-  statusLine.replaceChildren(live
-    ? el("span", { class: "live", id: "live-badge" }, `running: session ${live.session}, pid ${live.pid}`)
-    : el("span", { class: "idle", id: "live-badge" }, "not running"));
+  if (live) return el("span", { class: "live", id: "live-badge" }, `running: session ${live.session}, pid ${live.pid}`);
+  const text = data.state === "interrupted"
+    ? `interrupted — the last session did not close; resume it: tally resume ${data.run_dir}`
+    : data.state === "finished" ? "finished (the last session closed)" : "not started";
+  return el("span", { class: `idle st-${data.state}`, id: "live-badge" }, text);
+}
+
+function pctCell(x) {
+  return el("td", { class: "n" }, x === null || x === undefined ? "-" : (100 * x).toFixed(1));
+}
+
+function scoresTable(data) {
+  if (!data.scores || !data.scores.length) return null;
+  const rows = data.scores.map((s) => el("tr", {},
+    el("td", {}, el("a", { href: callsHash(data.run, { model: s.model, benchmark: s.benchmark, order: "recent" }) }, s.model)),
+    el("td", {}, s.benchmark), el("td", { class: "muted" }, s.scorer),
+    el("td", { class: "n" }, `${num(s.scored)} / ${num(s.calls)}`),
+    pctCell(s.accuracy_ite), pctCell(s.coverage), pctCell(s.accuracy_scored)));
+  return section("Scores so far",
+    table(["model", "benchmark", "scorer", "scored / planned", "accuracy (ITE) %", "coverage %", "scored-only %"], rows, "scores"),
+    el("p", { class: "muted" }, "Unanswered calls count as wrong under intention-to-evaluate until they are answered; the report adds intervals."));
+}
+
+function renderOverview(data) {
+  statusLine.replaceChildren(stateBadge(data));
   const t = data.tokens;
   const a = data.attempts;
   show(
     el("h1", {}, data.run, el("span", { class: "muted small" }, " " + data.run_dir)),
     progressBlock(data),
     data.note ? el("p", { class: "note" }, data.note) : null,
+    scoresTable(data),
     section("Lanes", lanesTable(data)),
     section("By model and benchmark", cellsTable(data)),
     el("p", { class: "muted" },
@@ -184,14 +210,19 @@ async function showOverview(run, token) {
   const data = await api(`/api/runs/${enc(run)}/overview`);
   if (token !== routeToken) return;
   if (data.totals === null) {
-    show(el("h1", {}, data.run), el("p", { class: "note", id: "counting" },
-      "counting the ledger (a large run takes a while the first time)…"));
+    // The state and how far the run got come from two cheap reads: shown at once, while the
+    // full counts are computed; the page asks again every second until they are ready.
+    statusLine.replaceChildren(stateBadge(data));
+    const q = data.quick_progress;
+    show(el("h1", {}, data.run), el("p", { id: "progress-text" }, `${num(q.done)} of ${num(q.planned)} planned calls finished`),
+      el("p", { class: "note", id: "counting" }, "counting the ledger (a large run takes a while the first time)…"));
   } else {
     renderOverview(data);
   }
   if (data.live || data.counting || data.totals === null) {
-    // Refresh while a session runs; back off on a ledger whose aggregate is slow to compute.
-    const wait = Math.max(2000, 5 * data.elapsed_ms);
+    // Refresh while a session runs; back off on a ledger whose aggregate is slow to compute
+    // (the server's own wait for it is not part of that cost).
+    const wait = data.totals === null ? 1000 : Math.max(2000, 5 * data.elapsed_ms);
     refreshTimer = setTimeout(() => showOverview(run, token).catch(fail), wait);
   }
 }
@@ -212,6 +243,9 @@ function filterForm(run, facets, filters) {
     select("status", "status", STATUSES, filters.status),
     el("label", {}, "item", el("input", { name: "item", value: filters.item || "", size: 14 })),
     el("label", {}, "answer contains", el("input", { name: "q", value: filters.q || "", size: 18 })),
+    el("label", {}, "order", el("select", { name: "order" },
+      el("option", { value: "" }, "plan"),
+      el("option", { value: "recent", selected: filters.order === "recent" ? "selected" : null }, "most recent first"))),
     el("button", { type: "submit" }, "filter"),
     el("a", { href: runHash(run, "/calls"), class: "clear" }, "clear"));
   form.addEventListener("submit", (event) => {
@@ -223,13 +257,19 @@ function filterForm(run, facets, filters) {
   return form;
 }
 
+function scoreCell(c) {
+  if (c.score === undefined) return el("td", { class: "n muted" }, "");
+  const mark = c.score === 1 ? "✓ correct" : c.score === 0 ? "✗ wrong" : `${(100 * c.score).toFixed(0)}%`;
+  return el("td", { class: `n score ${c.score === 1 ? "right" : c.score === 0 ? "wrong" : "partial"}` }, mark);
+}
+
 function callRow(run, c) {
   return el("tr", {},
     el("td", { class: "n muted" }, num(c.seq)),
     el("td", {}, el("a", { href: callHash(run, c.call_id), class: "mono" }, c.call_id.slice(0, 12))),
     el("td", {}, c.model), el("td", {}, c.benchmark), el("td", {}, c.protocol || "-"),
     el("td", {}, c.item_id), el("td", { class: "n" }, c.sample), el("td", { class: "n" }, c.step),
-    el("td", {}, badge(c.status)), el("td", { class: "n" }, c.attempts ?? "-"),
+    el("td", {}, badge(c.status)), scoreCell(c), el("td", { class: "n" }, c.attempts ?? "-"),
     el("td", { class: "n" }, ms(c.latency_ms)),
     el("td", { class: "answer" }, c.answer === null ? el("span", { class: "muted" }, c.reason || "") :
       c.answer + (c.answer_length > c.answer.length ? " …" : "")));
@@ -255,7 +295,7 @@ async function showCalls(run, params, token) {
     filterForm(run, facets, filters),
     page.calls.length
       ? table(["#", "call", "model", "benchmark", "protocol", "item", "sample", "step", "status",
-        "attempts", "latency", "answer"], rows, "calls")
+        "score", "attempts", "latency", "answer"], rows, "calls")
       : el("p", { class: "muted", id: "no-calls" }, "no call matches these filters"),
     pager);
 }
