@@ -11,6 +11,7 @@ from adapter_testkit import assert_error, endpoint_factory, response
 
 from evaltally.adapters.anthropic import DEFAULT_MAX_TOKENS, AnthropicAdapter
 from evaltally.adapters.base import HttpResponse
+from evaltally.adapters.reasoning import Reasoning
 from evaltally.records import AttemptError, Completion, ErrorAction, Usage
 
 KEY = "sk-ant-test-0123456789"
@@ -59,16 +60,16 @@ def test_no_system_field_without_system_messages() -> None:
 
 
 @pytest.mark.parametrize(
-    ("extra", "thinking"),
+    ("reasoning", "thinking"),
     [
-        ({"reasoning": "off"}, None),
-        ({"reasoning": "default"}, None),
-        ({"reasoning": "on"}, {"type": "enabled", "budget_tokens": 2048}),
-        ({"reasoning": "on", "reasoning_budget": 5000}, {"type": "enabled", "budget_tokens": 5000}),
+        (Reasoning("off"), None),
+        (Reasoning("default"), None),
+        (Reasoning("on"), {"type": "enabled", "budget_tokens": 2048}),
+        (Reasoning("on", budget=5000), {"type": "enabled", "budget_tokens": 5000}),
     ],
 )
-def test_thinking_switch(extra: dict[str, Any], thinking: dict[str, Any] | None) -> None:
-    request = AnthropicAdapter().build_request(endpoint(extra=extra), MESSAGES)
+def test_thinking_switch(reasoning: Reasoning, thinking: dict[str, Any] | None) -> None:
+    request = AnthropicAdapter().build_request(endpoint(reasoning=reasoning), MESSAGES)
     assert orjson.loads(request.body).get("thinking") == thinking
 
 

@@ -11,6 +11,7 @@ from adapter_testkit import assert_error, endpoint_factory
 from evaltally.adapters import http_adapter, prepare_attempt
 from evaltally.adapters.base import Endpoint, HttpResponse
 from evaltally.adapters.bedrock import BedrockAdapter
+from evaltally.adapters.reasoning import Reasoning
 from evaltally.errors import CredentialError
 from evaltally.records import AttemptError, Completion, ErrorAction, Usage
 
@@ -95,7 +96,7 @@ def test_prepare_attempt_is_identity_for_unsigned_adapters() -> None:
 
 
 def test_region_from_extra_wins() -> None:
-    request = adapter().build_request(endpoint(extra={"region": "eu-central-1"}), MESSAGES)
+    request = adapter().build_request(endpoint(region="eu-central-1"), MESSAGES)
     assert "bedrock-runtime.eu-central-1.amazonaws.com" in request.url
 
 
@@ -126,9 +127,7 @@ def test_default_region_variable_is_accepted() -> None:
 
 
 def test_thinking_on_goes_to_additional_fields() -> None:
-    request = adapter().build_request(
-        endpoint(extra={"reasoning": "on", "reasoning_budget": 1024}), MESSAGES
-    )
+    request = adapter().build_request(endpoint(reasoning=Reasoning("on", budget=1024)), MESSAGES)
     fields = orjson.loads(request.body)["additionalModelRequestFields"]
     assert fields == {"top_k": 5, "thinking": {"type": "enabled", "budget_tokens": 1024}}
 

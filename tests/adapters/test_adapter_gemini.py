@@ -10,6 +10,7 @@ from adapter_testkit import assert_error, endpoint_factory, response
 
 from evaltally.adapters.base import HttpResponse
 from evaltally.adapters.gemini import GeminiAdapter
+from evaltally.adapters.reasoning import Reasoning
 from evaltally.records import AttemptError, Completion, ErrorAction, Usage
 
 KEY = "AIzaSyTEST-0123456789abcdefghijklmno"
@@ -59,17 +60,17 @@ def test_models_prefix_is_not_doubled() -> None:
 
 
 @pytest.mark.parametrize(
-    ("extra", "thinking"),
+    ("reasoning", "thinking"),
     [
-        ({"reasoning": "off"}, {"thinkingBudget": 0}),
-        ({"reasoning": "on"}, {"thinkingBudget": -1}),
-        ({"reasoning": "on", "reasoning_budget": 512}, {"thinkingBudget": 512}),
-        ({"reasoning": "on", "reasoning_effort": "low"}, {"thinkingLevel": "low"}),
-        ({"reasoning": "default"}, None),
+        (Reasoning("off"), {"thinkingBudget": 0}),
+        (Reasoning("on"), {"thinkingBudget": -1}),
+        (Reasoning("on", budget=512), {"thinkingBudget": 512}),
+        (Reasoning("on", effort="low"), {"thinkingLevel": "low"}),
+        (Reasoning("default"), None),
     ],
 )
-def test_thinking_config(extra: dict[str, Any], thinking: dict[str, Any] | None) -> None:
-    request = GeminiAdapter().build_request(endpoint(params={}, extra=extra), MESSAGES)
+def test_thinking_config(reasoning: Reasoning, thinking: dict[str, Any] | None) -> None:
+    request = GeminiAdapter().build_request(endpoint(params={}, reasoning=reasoning), MESSAGES)
     config = orjson.loads(request.body).get("generationConfig", {})
     assert config.get("thinkingConfig") == thinking
 

@@ -12,6 +12,7 @@ from adapter_testkit import response as json_response
 
 from evaltally.adapters.base import HttpResponse
 from evaltally.adapters.openai import OpenAIAdapter
+from evaltally.adapters.reasoning import Reasoning
 from evaltally.records import AttemptError, Completion, ErrorAction, RateLimitSnapshot, Usage
 
 MESSAGES = [
@@ -87,7 +88,7 @@ def test_params_cannot_override_model_or_messages() -> None:
 )
 def test_reasoning_switch(mode: str, expected: dict[str, Any]) -> None:
     request = OpenAIAdapter().build_request(
-        endpoint(params={}, extra={"reasoning": mode}), MESSAGES
+        endpoint(params={}, reasoning=Reasoning(mode)), MESSAGES
     )
     body = orjson.loads(request.body)
     assert {k: v for k, v in body.items() if k not in ("model", "messages")} == expected
@@ -95,7 +96,7 @@ def test_reasoning_switch(mode: str, expected: dict[str, Any]) -> None:
 
 def test_explicit_param_wins_over_the_switch() -> None:
     request = OpenAIAdapter().build_request(
-        endpoint(params={"reasoning_effort": "minimal"}, extra={"reasoning": "off"}), MESSAGES
+        endpoint(params={"reasoning_effort": "minimal"}, reasoning=Reasoning("off")), MESSAGES
     )
     assert orjson.loads(request.body)["reasoning_effort"] == "minimal"
 

@@ -18,7 +18,7 @@ from evaltally.adapters import (
 )
 from evaltally.adapters.base import Endpoint, HttpAdapter
 from evaltally.adapters.prices import ModelPrice, lookup
-from evaltally.adapters.reasoning import InvalidReasoningError, reasoning_params
+from evaltally.adapters.reasoning import InvalidReasoningError, Reasoning
 from evaltally.errors import EvaltallyError
 
 OFF = {
@@ -79,7 +79,7 @@ def test_preset_drives_the_adapter(name: str, adapter_class: str, model_base: st
     adapter = http_adapter(name)
     assert type(adapter).__name__ == adapter_class
     assert isinstance(adapter, HttpAdapter)
-    ep = Endpoint(model="m", base_url=preset.base_url, extra={"reasoning": "off"})
+    ep = Endpoint(model="m", base_url=preset.base_url, reasoning=Reasoning("off"))
     request = adapter.build_request(ep, [{"role": "user", "content": "hi"}])
     assert request.url.endswith(model_base)
     body: dict[str, Any] = orjson.loads(request.body)
@@ -115,9 +115,9 @@ def test_aliases_and_case() -> None:
 
 def test_invalid_reasoning_mode_is_a_clear_error() -> None:
     with pytest.raises(InvalidReasoningError, match="'maybe'"):
-        reasoning_params("openai_effort", {"reasoning": "maybe"})
+        Reasoning("maybe")
     with pytest.raises(InvalidReasoningError, match="reasoning_budget"):
-        reasoning_params("anthropic", {"reasoning": "on", "reasoning_budget": "lots"})
+        Reasoning("on", budget="lots")  # type: ignore[arg-type]
 
 
 def test_every_price_is_dated_and_sourced() -> None:

@@ -1,5 +1,5 @@
 """Typed model keys for what providers document as extra settings: reasoning effort and
-budget, and the API version."""
+budget, the API version and the Bedrock region."""
 
 from __future__ import annotations
 
@@ -90,3 +90,18 @@ def test_effort_without_reasoning_on_is_refused(tmp_path: Path) -> None:
     path.write_text(text.replace('reasoning = "on"', 'reasoning = "off"'))
     with pytest.raises(ConfigError, match=r"models\[0\]\.reasoning_effort: applies only with"):
         load_config(path)
+
+
+def test_region_reaches_a_bedrock_url_and_the_lane(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret-example")
+    m = _load(tmp_path, "bedrock", "anthropic.claude", 'region = "eu-west-3"')
+    assert m.region == "eu-west-3" and m.endpoint_identity()[-1] == "eu-west-3"
+    unit = build_unit(m, None, Lane(m.key, m.limits))
+    assert unit.adapter is not None and unit.endpoint is not None
+    request = unit.adapter.build_request(unit.endpoint, [{"role": "user", "content": "hi"}])
+    assert request.url.startswith("https://bedrock-runtime.eu-west-3.amazonaws.com/")

@@ -188,10 +188,10 @@ def test_paper_config_plans_10200_per_model_and_protocol(tmp_path: Path) -> None
     assert paper_config.benchmarks[0].options["parse"] == "release"
     paper = {m.key: m for m in paper_config.models}
     claude = paper.pop("claude-sonnet-4.6")
-    assert {m.reasoning for m in paper.values()} == {"off"}
+    assert {m.reasoning.mode for m in paper.values()} == {"off"}
     # The paper: Sonnet runs on Bedrock defaults without requesting thinking, so neither a
     # reasoning switch nor a temperature is sent for it.
-    assert claude.reasoning == "default" and "temperature" not in claude.params
+    assert claude.reasoning.mode == "default" and "temperature" not in claude.params
 
 
 def test_parse_mode_release_selects_the_release_repair(tmp_path: Path) -> None:
@@ -345,6 +345,6 @@ def test_reasoning_probe_config_plans_24_scenarios_per_model_and_protocol() -> N
     path = REPO / "configs" / "cte-reasoning-probe.toml"
     text = path.read_text().replace("../data/cte-bench/core_v1.jsonl", str(CORE_V1))
     cfg = load_config(path, text=text)
-    assert {m.reasoning for m in cfg.models} == {"on", "off"}
+    assert {m.reasoning.mode for m in cfg.models} == {"on", "off"}
     counts = Counter((c.model, c.protocol) for c in iter_plan(cfg, load_benchmarks(cfg)))
     assert set(counts.values()) == {24 * 40} and len(counts) == 6

@@ -74,7 +74,7 @@ class AnthropicAdapter(WireAdapter):
         payload["messages"] = [{"role": m["role"], "content": m["content"]} for m in rest]
         if system is not None:
             payload["system"] = system
-        headers = {"anthropic-version": str(endpoint.extra.get("api_version", API_VERSION))}
+        headers = {"anthropic-version": endpoint.api_version or API_VERSION}
         if endpoint.api_key:
             headers["x-api-key"] = endpoint.api_key
         return json_post(join_url(endpoint.base_url, "v1/messages"), payload, headers)

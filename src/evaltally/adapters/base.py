@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from evaltally.adapters.reasoning import Reasoning
 from evaltally.records import AttemptError, Completion, Message, RateLimitSnapshot
 
 
@@ -51,8 +52,12 @@ class Endpoint:
     base_url: str
     api_key: str | None = field(default=None, repr=False)
     params: Mapping[str, Any] = field(default_factory=dict)
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    """Provider-specific settings (reasoning switch, region, api version, ...)."""
+    reasoning: Reasoning = field(default_factory=Reasoning)
+    """The reasoning switch to send (adapters/reasoning.py)."""
+    api_version: str | None = None
+    """The API version an Anthropic or Gemini endpoint is addressed with; None: the adapter's."""
+    region: str | None = None
+    """The Bedrock region; None (or empty): the AWS_REGION / AWS_DEFAULT_REGION variables."""
 
 
 @runtime_checkable

@@ -7,7 +7,7 @@ other param goes to additionalModelRequestFields (model-specific, e.g. top_k), w
 "on" also puts Claude's `thinking` block.
 
 Credentials: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, optional AWS_SESSION_TOKEN. Region:
-endpoint.extra["region"] (the config's explicit choice) else AWS_REGION else AWS_DEFAULT_REGION.
+endpoint.region (the config's explicit choice) else AWS_REGION else AWS_DEFAULT_REGION.
 A missing one raises CredentialError naming the variable.
 
 Re-signing: a SigV4 signature is only accepted for about 5 minutes after its x-amz-date, and a
@@ -140,15 +140,13 @@ class BedrockAdapter(WireAdapter):
         return None
 
     def _region(self, endpoint: Endpoint) -> str:
-        region = endpoint.extra.get("region")
-        if isinstance(region, str) and region:
-            return region
+        if endpoint.region:
+            return endpoint.region
         for name in REGION_ENVS:
             if self.env.get(name):
                 return self.env[name]
         raise CredentialError(
-            "AWS region missing: set AWS_REGION (or AWS_DEFAULT_REGION), "
-            "or extra.region for the model"
+            "AWS region missing: set AWS_REGION (or AWS_DEFAULT_REGION), or region for the model"
         )
 
     def _payload(self, endpoint: Endpoint, messages: Sequence[Message]) -> dict[str, Any]:

@@ -112,7 +112,7 @@ class GeminiAdapter(WireAdapter):
         if config:
             payload["generationConfig"] = config
         model = endpoint.model.removeprefix("models/")
-        version = str(endpoint.extra.get("api_version", API_VERSION))
+        version = endpoint.api_version or API_VERSION
         path = f"{version}/models/{quote(model, safe='')}:generateContent"
         headers = {"x-goog-api-key": endpoint.api_key} if endpoint.api_key else {}
         return json_post(join_url(endpoint.base_url, path), payload, headers)

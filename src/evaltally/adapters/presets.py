@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from evaltally.adapters.prices import ModelPrice, PriceTable
-from evaltally.adapters.reasoning import reasoning_params
+from evaltally.adapters.reasoning import Reasoning, reasoning_params
 from evaltally.errors import EvaltallyError
 
 ADAPTER_KINDS = ("openai", "anthropic", "gemini", "bedrock")
@@ -42,12 +42,7 @@ class Preset:
         self, mode: str, effort: str | None = None, budget: int | None = None
     ) -> dict[str, Any]:
         """The body fields this provider gets for reasoning `mode` ("off" / "on" / "default")."""
-        extra: dict[str, Any] = {"reasoning": mode}
-        if effort is not None:
-            extra["reasoning_effort"] = effort
-        if budget is not None:
-            extra["reasoning_budget"] = budget
-        return reasoning_params(self.reasoning_style, extra)
+        return reasoning_params(self.reasoning_style, Reasoning(mode, effort, budget))
 
 
 # Where the prices were read: key -> (as of, source).

@@ -1,11 +1,11 @@
 """The explicit reasoning/thinking switch, as data each adapter merges into its request body.
 
-A model's config says `extra.reasoning = "off" | "on" | "default"`:
+A model's config says `reasoning = "off" | "on" | "default"`, carried as a `Reasoning` record:
 
 - "default": send nothing; the provider's own default applies (may or may not think).
 - "off":     send the provider's documented switch that disables thinking.
-- "on":      send the switch that enables it; `extra.reasoning_effort` ("low"/"medium"/"high")
-             and `extra.reasoning_budget` (tokens) refine it where the provider supports them.
+- "on":      send the switch that enables it; `reasoning_effort` ("low"/"medium"/"high")
+             and `reasoning_budget` (tokens) refine it where the provider supports them.
 
 Each provider documents a different switch, so a preset names a *style* and
 `reasoning_params` turns (style, mode, effort, budget) into the fields to merge. Where a provider
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from evaltally.errors import EvaltallyError
@@ -47,31 +48,41 @@ GEMINI_DYNAMIC_BUDGET = -1
 
 
 class InvalidReasoningError(EvaltallyError):
-    """`extra.reasoning` (or its effort/budget) has a value the adapter cannot translate."""
+    """A reasoning mode, effort or budget the adapter cannot translate."""
 
 
-def reasoning_mode(extra: Mapping[str, Any]) -> str:
-    """The requested mode from an endpoint's `extra`, validated; absent means "default"."""
-    mode = extra.get("reasoning", "default")
-    if mode not in REASONING_MODES:
-        raise InvalidReasoningError(
-            f"reasoning = {mode!r} is not one of {', '.join(REASONING_MODES)}"
-        )
-    return str(mode)
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """The reasoning a model asks for (docs/config.md), checked when it is built."""
+
+    mode: str = "default"
+    """"off", "on" or "default" (send nothing, the provider's own default applies)."""
+    effort: str | None = None
+    """With "on": the effort to ask for where the provider takes one."""
+    budget: int | None = None
+    """With "on": the thinking budget in tokens where the provider takes one."""
+
+    def __post_init__(self) -> None:
+        if self.mode not in REASONING_MODES:
+            raise InvalidReasoningError(
+                f"reasoning = {self.mode!r} is not one of {', '.join(REASONING_MODES)}"
+            )
+        if self.effort is not None and not isinstance(self.effort, str):
+            raise InvalidReasoningError(f"reasoning_effort = {self.effort!r} must be a string")
+        budget = self.budget
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
+            raise InvalidReasoningError(f"reasoning_budget = {budget!r} must be an integer")
 
 
-def reasoning_params(style: str, extra: Mapping[str, Any]) -> dict[str, Any]:
-    """The body fields that apply the requested mode for a provider of `style`."""
+def reasoning_params(style: str, reasoning: Reasoning) -> dict[str, Any]:
+    """The body fields that apply the requested reasoning for a provider of `style`."""
     if style not in REASONING_STYLES:
         raise InvalidReasoningError(f"unknown reasoning style {style!r}")
-    mode = reasoning_mode(extra)
-    if mode == "default" or style == "none":
+    if reasoning.mode == "default" or style == "none":
         return {}
-    effort = _effort(extra)
-    budget = _budget(extra)
-    if mode == "off":
+    if reasoning.mode == "off":
         return _off(style)
-    return _on(style, effort, budget)
+    return _on(style, reasoning.effort, reasoning.budget)
 
 
 def switch_fields(style: str) -> frozenset[str]:
@@ -84,20 +95,6 @@ def switch_fields(style: str) -> frozenset[str]:
     for body in (_off(style), _on(style, DEFAULT_EFFORT, DEFAULT_THINKING_BUDGET)):
         fields |= set(body.get("additionalModelRequestFields", body))
     return frozenset(fields)
-
-
-def _effort(extra: Mapping[str, Any]) -> str | None:
-    effort = extra.get("reasoning_effort")
-    if effort is not None and not isinstance(effort, str):
-        raise InvalidReasoningError(f"reasoning_effort = {effort!r} must be a string")
-    return effort
-
-
-def _budget(extra: Mapping[str, Any]) -> int | None:
-    budget = extra.get("reasoning_budget")
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int)):
-        raise InvalidReasoningError(f"reasoning_budget = {budget!r} must be an integer")
-    return budget
 
 
 def _off(style: str) -> dict[str, Any]:

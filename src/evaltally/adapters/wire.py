@@ -24,8 +24,8 @@ class WireAdapter:
     reasoning_style: str
 
     def switch(self, endpoint: Endpoint) -> dict[str, Any]:
-        """The body fields the reasoning switch sends for this endpoint's `extra` settings."""
-        return reasoning_params(self.reasoning_style, endpoint.extra)
+        """The body fields the reasoning switch sends for this endpoint's reasoning."""
+        return reasoning_params(self.reasoning_style, endpoint.reasoning)
 
     def http_error(
         self,

@@ -64,7 +64,7 @@ def export_enricher(
             "role": call.role,
             "verification": verdict,
             "provider": model.provider if model else None,
-            "reasoning": model.reasoning if model else None,
+            "reasoning": model.reasoning.mode if model else None,
             "answered_after_later_steps": call.call_id in late,
             **fields,
         }

@@ -51,7 +51,7 @@ def grade(
         modes = sources = None
         if config is not None:
             cfg = load_config(config)
-            modes = {m.key: m.reasoning for m in cfg.models}
+            modes = {m.key: m.reasoning.mode for m in cfg.models}
             sources = data_sources(load_benchmarks(cfg))
         result = grade_export(
             export_file,
@@ -78,7 +78,7 @@ def report(run_dir: RunDir, resamples: Resamples = None, seed: Seed = 0) -> None
         from evaltally.ledger import export_run, latest_meta
 
         config = load_run_config(run_dir)
-        modes = {m.key: m.reasoning for m in config.models}
+        modes = {m.key: m.reasoning.mode for m in config.models}
         with tempfile.TemporaryDirectory(prefix="tally-report-") as tmp:
             export = Path(tmp) / "export.jsonl"
             export_run(run_dir, export, enrich=export_enricher(run_dir))

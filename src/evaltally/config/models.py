@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from evaltally.adapters.reasoning import REASONING_MODES
 from evaltally.config.batch import BATCH_MODEL_KEYS, batch_price, batch_settings
 from evaltally.config.checks import check_base_url, check_key_env
 from evaltally.config.provider import (
@@ -17,11 +18,9 @@ from evaltally.config.provider import (
     params,
     provider_defaults,
 )
-from evaltally.config.records import Limits, ModelConfig, Price
+from evaltally.config.records import Limits, ModelConfig, Price, Reasoning
 from evaltally.config.section import NUMBER, Section, nonempty, printable
 from evaltally.errors import ConfigError
-
-REASONING_CHOICES = ("off", "on", "default")
 
 _MODEL_KEYS = {
     "key",
@@ -67,11 +66,10 @@ def _model(sec: Section) -> ModelConfig:
         raise ConfigError(sec.path, sec.key("model"), "is required")
     base_url, key_env = provider_defaults(sec, provider)
     reasoning = sec.get("reasoning", str, "default")
-    if reasoning not in REASONING_CHOICES:
+    if reasoning not in REASONING_MODES:
         raise ConfigError(
-            sec.path, sec.key("reasoning"), f"must be one of {', '.join(REASONING_CHOICES)}"
+            sec.path, sec.key("reasoning"), f"must be one of {', '.join(REASONING_MODES)}"
         )
-    extra = {"region": sec.get("region", str)} if "region" in sec.data else {}
     effort = nonempty(sec, "reasoning_effort")
     budget = sec.positive("reasoning_budget", int, None)
     price = _price(sec) or default_price(sec, provider, model)
@@ -88,12 +86,14 @@ def _model(sec: Section) -> ModelConfig:
         ),
         params=params(sec, provider),
         limits=_limits(Section(sec.path, sec.key("limits"), sec.get("limits", dict, {}))),
-        reasoning=reasoning,
+        reasoning=Reasoning(
+            reasoning,
+            _reasoning_only(sec, reasoning, "reasoning_effort", effort),
+            _reasoning_only(sec, reasoning, "reasoning_budget", budget),
+        ),
         price=batch_price(price, batch.discount) if batch else price,
-        extra=extra,
-        reasoning_effort=_reasoning_only(sec, reasoning, "reasoning_effort", effort),
-        reasoning_budget=_reasoning_only(sec, reasoning, "reasoning_budget", budget),
         api_version=api_version(sec, provider),
+        region=sec.get("region", str),
         mode=mode,
         batch=batch,
         inline_thinking=inline_thinking(sec, provider),

@@ -13,6 +13,7 @@ from typing import Any
 # The one price type, re-exported: a model's price is config, the type is shared with the
 # providers' list prices.
 from evaltally.adapters.prices import Price as Price
+from evaltally.adapters.reasoning import Reasoning as Reasoning
 from evaltally.adapters.thinking import ThinkTags as ThinkTags
 
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
@@ -63,17 +64,14 @@ class ModelConfig:
     api_key_env: str | None
     params: Mapping[str, Any]
     limits: Limits
-    reasoning: str = "default"
+    reasoning: Reasoning = field(default_factory=Reasoning)
     price: Price | None = None
     """The price of one call in this model's mode (the batch price in batch mode)."""
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    reasoning_effort: str | None = None
-    """With reasoning = "on": the effort to ask for where the provider takes one."""
-    reasoning_budget: int | None = None
-    """With reasoning = "on": the thinking budget in tokens where the provider takes one."""
     api_version: str | None = None
     """The API version an Anthropic or Gemini endpoint is addressed with (default: the
     adapter's)."""
+    region: str | None = None
+    """The Bedrock region (default: the AWS_REGION variables); part of the lane's endpoint."""
     mode: str = "sync"
     batch: BatchSettings | None = None
     inline_thinking: ThinkTags | None = None
@@ -92,12 +90,12 @@ class ModelConfig:
             "provider": self.provider,
             "model": self.model,
             "params": dict(self.params),
-            "reasoning": self.reasoning,
+            "reasoning": self.reasoning.mode,
         }
-        if self.reasoning_effort is not None:
-            identity["reasoning_effort"] = self.reasoning_effort
-        if self.reasoning_budget is not None:
-            identity["reasoning_budget"] = self.reasoning_budget
+        if self.reasoning.effort is not None:
+            identity["reasoning_effort"] = self.reasoning.effort
+        if self.reasoning.budget is not None:
+            identity["reasoning_budget"] = self.reasoning.budget
         return identity
 
     @property
@@ -112,7 +110,7 @@ class ModelConfig:
     def endpoint_identity(self) -> tuple[str, ...]:
         """Which endpoint the model reaches: config entries with the same identity (say, one
         model at two temperatures) share one lane and so one set of limits."""
-        region = str(self.extra.get("region", ""))
+        region = self.region or ""
         return (self.provider, self.model, self.base_url, self.api_key_env or "", region)
 
 

@@ -31,6 +31,11 @@ class _Price(Protocol):
     def usd(self, input_tokens: int, output_tokens: int) -> float: ...
 
 
+class _Reasoning(Protocol):
+    @property
+    def mode(self) -> str: ...
+
+
 class _Model(Protocol):
     """What the audit reads of a model's config (config.ModelConfig): the ledger never imports
     the config package, which reads run directories through the ledger's files."""
@@ -38,7 +43,7 @@ class _Model(Protocol):
     @property
     def key(self) -> str: ...
     @property
-    def reasoning(self) -> str: ...
+    def reasoning(self) -> _Reasoning: ...
     @property
     def price(self) -> _Price | None: ...
 
@@ -107,6 +112,8 @@ def audit_run(run_dir: Path, config: _Config) -> list[ModelAudit]:
         n, tin, tout, treason, with_reasoning, inferred = rows.get(m.key, (0,) * 6)
         cost = None if m.price is None else m.price.usd(tin, tout)
         audits.append(
-            ModelAudit(m.key, m.reasoning, n, tin, tout, treason, with_reasoning, cost, inferred)
+            ModelAudit(
+                m.key, m.reasoning.mode, n, tin, tout, treason, with_reasoning, cost, inferred
+            )
         )
     return audits

@@ -53,7 +53,7 @@ class ModelCheck:
 def check_params(model: ModelConfig) -> dict[str, object]:
     """The model's params with its output limit cut for the check (see the module doc)."""
     params = dict(model.params)
-    if model.reasoning == "on":
+    if model.reasoning.mode == "on":
         return params
     for name in OUTPUT_LIMITS:
         if name in params:
@@ -140,7 +140,7 @@ async def _check(
     except TransportFailure as exc:
         return row(("unknown", "unknown", "unknown", False), f"{exc.error_class}: {exc.detail}")
     limits = advertised(unit.adapter.rate_limits(response))
-    asked = "not asked" if model.reasoning == "default" else "accepted"
+    asked = "not asked" if model.reasoning.mode == "default" else "accepted"
     key = "accepted" if model.api_key_env else "none needed"
     answer = unit.adapter.parse_response(response)
     if isinstance(answer, Completion) or answer.error_class == "bad_body":

@@ -22,26 +22,16 @@ from evaltally.runner.lane import Lane
 def build_unit(model: ModelConfig, api_key: str | None, lane: Lane) -> LaneUnit:
     if model.provider == "baseline":
         return LaneUnit(model=model, lane=lane, adapter=None, endpoint=None)
-    from evaltally.adapters import http_adapter, resolve_provider
+    from evaltally.adapters import http_adapter
 
-    preset = resolve_provider(model.provider)
-    typed = {
-        "reasoning_effort": model.reasoning_effort,
-        "reasoning_budget": model.reasoning_budget,
-        "api_version": model.api_version,
-    }
-    extra = {
-        "reasoning": model.reasoning,
-        "preset": preset.name,
-        **dict(model.extra),
-        **{k: v for k, v in typed.items() if v is not None},
-    }
     endpoint = Endpoint(
         model=model.model,
         base_url=model.base_url,
         api_key=api_key,
         params=model.params,
-        extra=extra,
+        reasoning=model.reasoning,
+        api_version=model.api_version,
+        region=model.region,
     )
     adapter = http_adapter(
         model.provider, key_env=model.api_key_env, inline_thinking=model.inline_thinking

@@ -222,4 +222,4 @@ def _name(value: object) -> str:
 
 
 def _version(endpoint: Endpoint) -> str:
-    return str(endpoint.extra.get("api_version", API_VERSION))
+    return endpoint.api_version or API_VERSION
