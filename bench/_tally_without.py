@@ -30,6 +30,10 @@ def _record_nothing(*_args: Any, **_kwargs: Any) -> None:
     return None
 
 
+async def _no_commit_wait(_self: Ledger) -> None:
+    return None
+
+
 def _never_wait(_self: SlowStart, _sent: int, _now: float) -> float:
     return 0.0
 
@@ -47,6 +51,8 @@ PARTS: dict[str, list[tuple[type, str, Any]]] = {
     ],
     # The rows are built and hash-chained as shipped, but never reach SQLite.
     "inserts": [(Writer, "insert", _insert_all_but_per_call)],
+    # Requests leave and answers reach their chain without waiting for their rows' commit.
+    "durable": [(Ledger, "committed", _no_commit_wait)],
     # A lane that knows no request limit sends unpaced from its first request.
     "ramp": [(SlowStart, "wait_time", _never_wait)],
 }

@@ -232,7 +232,7 @@ class CallExecutor:
         self.ledger.attempt_started(call.call_id, state.attempt, rhash, request.body)
         # Record before send: the request leaves once the batch holding its start row is
         # committed, so after a kill -9 the ledger accounts for every request the provider saw.
-        await self.ledger.flush()
+        await self.ledger.committed()
         started = lane.clock()
         used: int | None = None
         response: HttpResponse | None = None

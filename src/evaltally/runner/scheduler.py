@@ -183,7 +183,7 @@ class Scheduler:
             else:
                 # An answer reaches its chain once committed: a kill -9 never loses one that
                 # was paid for (resume would send it again). An offline answer costs nothing.
-                await self.ledger.flush()
+                await self.ledger.committed()
             if blocks_chain(result.status, bench):
                 work.blocked_reason = (
                     f"an earlier call of its chain (step {call.step}) did not finish"
