@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import queue
 import sqlite3
 import tempfile
@@ -29,6 +28,8 @@ from typing import Any
 
 import aiohttp
 import orjson
+
+from bare_loop import chat_body, headers, loop_parser, read_items
 
 INTERVAL_S = 0.03
 SCHEMA = (
@@ -126,10 +127,6 @@ def _resolve(fut: asyncio.Future[None]) -> None:
 
 async def main(args: argparse.Namespace, items: list[dict[str, Any]], db: Path) -> dict[str, Any]:
     url = args.base_url.rstrip("/") + "/chat/completions"
-    headers = {
-        "authorization": f"Bearer {os.environ.get('EVALTALLY_BENCH_KEY', 'sk-bench')}",
-        "content-type": "application/json",
-    }
     sem = asyncio.Semaphore(args.concurrency)
     answers: dict[str, str] = {}
     errors = 0
@@ -143,20 +140,13 @@ async def main(args: argparse.Namespace, items: list[dict[str, Any]], db: Path) 
 
         async def one(item: dict[str, Any]) -> None:
             nonlocal errors
-            body = orjson.dumps(
-                {
-                    "model": args.model,
-                    "messages": item["messages"],
-                    "temperature": 0.0,
-                    "max_tokens": args.max_tokens,
-                }
-            )
+            body = chat_body(args, item)
             async with sem:
                 started = time.time()
                 ledger.put("sent", (item["id"], started, body))
                 if args.durable:
                     await ledger.committed()
-                async with session.post(url, data=body, headers=headers) as resp:
+                async with session.post(url, data=body, headers=headers()) as resp:
                     raw = await resp.read()
                 ledger.put("answers", (item["id"], resp.status, raw, started, time.time()))
                 if args.durable:
@@ -178,17 +168,11 @@ async def main(args: argparse.Namespace, items: list[dict[str, Any]], db: Path) 
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--base-url", required=True)
-    parser.add_argument("--items", required=True)
-    parser.add_argument("--model", default="bench-model")
-    parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--max-tokens", type=int, default=16)
+    parser = loop_parser(__doc__)
     parser.add_argument("--durable", action="store_true", help="record before send")
     parser.add_argument("--ledger", help="the SQLite file (default: a temporary one)")
     ns = parser.parse_args()
-    lines = Path(ns.items).read_text(encoding="utf-8").splitlines()
-    loaded = [json.loads(line) for line in lines if line.strip()]
+    loaded = read_items(ns.items)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(ns.ledger) if ns.ledger else Path(tmp) / "ledger.sqlite"
         print(json.dumps(asyncio.run(main(ns, loaded, path))))
