@@ -190,6 +190,15 @@ def bare_loop(
     return _loop("bare_loop.py", base_url, items, concurrency, max_tokens, (), timeout)
 
 
+def bare_ledgered_loop(
+    base_url: str, items: Path, *, concurrency: int, durable: bool = False, timeout: float
+) -> tuple[float, dict[str, Any]]:
+    """bench/bare_ledgered_loop.py (aiohttp + one sqlite3 writer thread) as a whole process;
+    `durable`: each request waits for the commit of its start row (record before send)."""
+    extra = ("--durable",) if durable else ()
+    return _loop("bare_ledgered_loop.py", base_url, items, concurrency, 16, extra, timeout)
+
+
 def _loop(
     script: str,
     base_url: str,

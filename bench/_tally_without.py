@@ -23,10 +23,14 @@ from evaltally.ledger.writer import Row, Writer  # noqa: E402
 from evaltally.runner.pacing import SlowStart  # noqa: E402
 
 _PER_CALL_TABLES = ("attempts", "outcomes")
-_insert = Writer.insert
+_commit = Writer.commit
 
 
 def _record_nothing(*_args: Any, **_kwargs: Any) -> None:
+    return None
+
+
+async def _no_commit_wait(_self: Ledger) -> None:
     return None
 
 
@@ -34,8 +38,8 @@ def _never_wait(_self: SlowStart, _sent: int, _now: float) -> float:
     return 0.0
 
 
-async def _insert_all_but_per_call(self: Writer, rows: dict[str, list[Row]]) -> None:
-    await _insert(self, {t: batch for t, batch in rows.items() if t not in _PER_CALL_TABLES})
+async def _commit_all_but_per_call(self: Writer, rows: dict[str, list[Row]]) -> None:
+    await _commit(self, {t: batch for t, batch in rows.items() if t not in _PER_CALL_TABLES})
 
 
 PARTS: dict[str, list[tuple[type, str, Any]]] = {
@@ -46,7 +50,9 @@ PARTS: dict[str, list[tuple[type, str, Any]]] = {
         (Ledger, "outcome", _record_nothing),
     ],
     # The rows are built and hash-chained as shipped, but never reach SQLite.
-    "inserts": [(Writer, "insert", _insert_all_but_per_call)],
+    "inserts": [(Writer, "commit", _commit_all_but_per_call)],
+    # Requests leave and answers reach their chain without waiting for their rows' commit.
+    "durable": [(Ledger, "committed", _no_commit_wait)],
     # A lane that knows no request limit sends unpaced from its first request.
     "ramp": [(SlowStart, "wait_time", _never_wait)],
 }

@@ -22,12 +22,43 @@ import aiohttp
 import orjson
 
 
-async def main(args: argparse.Namespace, items: list[dict[str, Any]]) -> dict[str, Any]:
-    url = args.base_url.rstrip("/") + "/chat/completions"
-    headers = {
+def headers() -> dict[str, str]:
+    return {
         "authorization": f"Bearer {os.environ.get('EVALTALLY_BENCH_KEY', 'sk-bench')}",
         "content-type": "application/json",
     }
+
+
+def chat_body(args: argparse.Namespace, item: dict[str, Any]) -> bytes:
+    """The request `tally run` sends for `item` (same JSON body shape)."""
+    return orjson.dumps(
+        {
+            "model": args.model,
+            "messages": item["messages"],
+            "temperature": 0.0,
+            "max_tokens": args.max_tokens,
+        }
+    )
+
+
+def loop_parser(description: str | None) -> argparse.ArgumentParser:
+    """The options every hand loop in bench/ takes."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--items", required=True)
+    parser.add_argument("--model", default="bench-model")
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--max-tokens", type=int, default=16)
+    return parser
+
+
+def read_items(path: str) -> list[dict[str, Any]]:
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+async def main(args: argparse.Namespace, items: list[dict[str, Any]]) -> dict[str, Any]:
+    url = args.base_url.rstrip("/") + "/chat/completions"
     sem = asyncio.Semaphore(args.concurrency)
     answers: dict[str, str] = {}
     errors = 0
@@ -37,15 +68,8 @@ async def main(args: argparse.Namespace, items: list[dict[str, Any]]) -> dict[st
 
         async def one(item: dict[str, Any]) -> None:
             nonlocal errors
-            body = orjson.dumps(
-                {
-                    "model": args.model,
-                    "messages": item["messages"],
-                    "temperature": 0.0,
-                    "max_tokens": args.max_tokens,
-                }
-            )
-            async with sem, session.post(url, data=body, headers=headers) as resp:
+            body = chat_body(args, item)
+            async with sem, session.post(url, data=body, headers=headers()) as resp:
                 raw = await resp.read()
             if resp.status == 200:
                 answers[item["id"]] = orjson.loads(raw)["choices"][0]["message"]["content"]
@@ -62,12 +86,5 @@ async def main(args: argparse.Namespace, items: list[dict[str, Any]]) -> dict[st
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--base-url", required=True)
-    parser.add_argument("--items", required=True)
-    parser.add_argument("--model", default="bench-model")
-    parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--max-tokens", type=int, default=16)
-    ns = parser.parse_args()
-    lines = Path(ns.items).read_text(encoding="utf-8").splitlines()
-    print(json.dumps(asyncio.run(main(ns, [json.loads(line) for line in lines if line.strip()]))))
+    ns = loop_parser(__doc__).parse_args()
+    print(json.dumps(asyncio.run(main(ns, read_items(ns.items)))))

@@ -10,6 +10,7 @@ that differ only in what bench/_tally_without.py switches off inside the `tally`
   no_rows     no attempt or outcome rows (the plan, the session and checkpoints are still written)
   no_ramp     a lane that knows no limit sends unpaced from its first request
   neither     no rows and no ramp
+  no_durable  requests and answers do not wait for their rows' commit (record before send off)
 
 The variants are measurements, not configurations: without its rows a run can be neither
 resumed nor exported, and without the ramp an unknown limit meets the whole concurrency at once.
@@ -18,6 +19,7 @@ Reported per variant: the median wall time, its ratio to the bare loop's median,
 the 1.6 x target leaves it (<= 0: that variant would meet the target).
 
 Usage: .venv/bin/python bench/cost_split.py [--calls 2000] [--reps 10] [--latency-ms 0]
+       [--variants full,no_durable]
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ VARIANTS = {
     "no_rows": "rows",
     "no_ramp": "ramp",
     "neither": "rows,ramp",
+    "no_durable": "durable",
 }
 
 
@@ -62,7 +65,7 @@ def _tally(parts: str, config: Path) -> float:
 def one_rep(
     rep: int, base_url: str, wd: Path, items: Path, args: argparse.Namespace
 ) -> dict[str, float]:
-    clients = ["bare", *VARIANTS]
+    clients = ["bare", *args.variants]
     shift = rep % len(clients)
     out: dict[str, float] = {}
     for who in clients[shift:] + clients[:shift]:
@@ -80,7 +83,16 @@ def one_rep(
 def main() -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__)
     add_sweep_args(p, reps=10)
+    p.add_argument(
+        "--variants",
+        type=lambda text: [v for v in text.split(",") if v],
+        default=list(VARIANTS),
+        help=f"comma-separated, of: {', '.join(VARIANTS)}",
+    )
     args = p.parse_args()
+    unknown = set(args.variants) - set(VARIANTS)
+    if unknown:
+        p.error(f"unknown variants {sorted(unknown)}; known: {', '.join(VARIANTS)}")
     wd = workdir("split")
     items = write_items(wd / "items.jsonl", args.calls)
     reps: list[dict[str, float]] = []
@@ -96,7 +108,7 @@ def main() -> dict[str, Any]:
     budget = (TARGET - 1.0) * bare
     rows = [("bare", bare, 1.0, 0.0, float("nan"))]
     summary: dict[str, Any] = {"bare_s": bare, "budget_s": budget}
-    for name in VARIANTS:
+    for name in args.variants:
         wall = median([r[name] for r in reps])
         added = wall - bare
         rows.append((name, wall, wall / bare, added, added - budget))

@@ -15,11 +15,12 @@ import json
 import os
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import openai
 from openai import AsyncOpenAI
+
+from bare_loop import loop_parser, read_items
 
 
 async def main(args: argparse.Namespace, items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -66,15 +67,9 @@ async def main(args: argparse.Namespace, items: list[dict[str, Any]]) -> dict[st
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--base-url", required=True)
-    parser.add_argument("--items", required=True)
-    parser.add_argument("--model", default="bench-model")
-    parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--max-tokens", type=int, default=16)
+    parser = loop_parser(__doc__)
     parser.add_argument("--max-retries", type=int, default=None, help="SDK default if unset")
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--deadline", type=float, default=600.0, help="give up after (s)")
     ns = parser.parse_args()
-    lines = Path(ns.items).read_text(encoding="utf-8").splitlines()
-    print(json.dumps(asyncio.run(main(ns, [json.loads(line) for line in lines if line.strip()]))))
+    print(json.dumps(asyncio.run(main(ns, read_items(ns.items)))))

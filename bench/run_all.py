@@ -10,6 +10,8 @@
   h  the fixed cost of a one-call `tally run`, split at the ledger's timestamps
   m  the rate-limit matrix: every enforcement mode x window x headers x configured (~12 min)
   s  sporadic errors: 6,000 calls, 30 ms, 3 % 503 / 529 / 500 / capacity 429s vs none (ratios)
+  r  fresh runs of 100,000 and 1,000,000 one-step calls: peak RSS, calls/s early and late
+     (not in the default set: about 10 minutes)
 
 Each benchmark runs as its own script in a subprocess, so a failure in one does not hide the
 others. c and e take about 65 s per repetition (they run at a real rate limit).
@@ -32,7 +34,7 @@ RESULTS = BENCH / "results"
 # Upper bound for one benchmark script (all repetitions), seconds per repetition.
 BUDGET_PER_REP_S = {
     "a": 180, "b": 180, "c": 240, "d": 600, "e": 200, "f": 2400, "g": 120, "h": 60, "m": 2400,
-    "s": 900,
+    "s": 900, "r": 3600,
 }  # fmt: skip
 
 
@@ -66,6 +68,8 @@ def commands(which: str, reps: int, rate_reps: int) -> list[tuple[str, list[str]
         return [("fixed_cost", [*py, "fixed_cost.py", "--reps", str(max(reps, 5))], 1)]
     if which == "m":
         return [("rate_matrix", [*py, "rate_matrix.py"], 1)]
+    if which == "r":
+        return [("run_scale", [*py, "run_scale.py"], 1)]
     if which == "s":
         return [("sporadic", [*py, "sporadic.py", "--reps", str(reps)], reps)]
     raise ValueError(which)

@@ -155,3 +155,37 @@ def test_ctrl_c_exits_130_and_resume_finishes(tmp_path: Path, mock_process: Any)
     resumed = tally("resume", str(run_dir))
     assert resumed.returncode == 0, resumed.stderr
     assert len(_final_bodies(run_dir / "ledger.sqlite")) == 80
+
+
+def _started(db_path: Path) -> dict[str, int]:
+    """request hash -> attempts the ledger records as started (sent or about to be)."""
+    db = sqlite3.connect(db_path)
+    try:
+        rows = db.execute(
+            "SELECT request_hash, COUNT(*) FROM attempts WHERE kind = 'start' GROUP BY 1"
+        ).fetchall()
+    finally:
+        db.close()
+    return dict(rows)
+
+
+def test_kill_leaves_no_request_unrecorded(tmp_path: Path, mock_process: Any) -> None:
+    """Record before send: killed while hundreds of requests a second leave, the ledger holds
+    a start row for every request the provider received, and resume sends each of those calls
+    at most once more."""
+    mock = mock_process("--latency-ms", "0")
+    write_items(tmp_path / "items.jsonl", 3000)
+    config = write_config(tmp_path, mock.base_url, name="fast", limits="concurrency = 32")
+    db_path = tmp_path / "runs" / "fast" / "ledger.sqlite"
+    kill_run_when(config, lambda: mock.stats()["total"] >= 400)
+
+    seen = mock.stats()["by_body"]
+    assert sum(seen.values()) < 3000, "the run finished before it could be killed"
+    started = _started(db_path)
+    unrecorded = {h: n - started.get(h, 0) for h, n in seen.items() if n > started.get(h, 0)}
+    assert not unrecorded, f"{len(unrecorded)} requests reached the provider unrecorded"
+
+    resumed = tally("resume", str(tmp_path / "runs" / "fast"))
+    assert resumed.returncode == 0, resumed.stderr
+    assert tally("verify", str(tmp_path / "runs" / "fast")).returncode == 0
+    assert sum(_started(db_path).values()) >= sum(mock.stats()["by_body"].values())

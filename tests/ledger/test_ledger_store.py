@@ -10,6 +10,7 @@ from ledger_testkit import answer, body, calls, new_run
 
 from evaltally.errors import LedgerError, PlanMismatchError
 from evaltally.ledger import Ledger, verify_run
+from evaltally.ledger import writer as writer_module
 from evaltally.records import Status
 
 
@@ -172,12 +173,12 @@ async def test_a_disk_failure_reaches_the_runner_and_the_lock_is_released(
 ) -> None:
     plan = calls(2)
     ledger = await new_run(tmp_path, plan)
-    db = ledger._writer.db
 
-    async def broken(*args: object) -> None:
+    def broken(*args: object) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(db, "executemany", broken)
+    # What runs the writer's batch transaction on the connection's thread.
+    monkeypatch.setattr(writer_module, "_commit_on_thread", broken)
     answer(ledger, plan[0].call_id)
     with pytest.raises(
         LedgerError, match=r"ledger\.sqlite: could not record events: write error: disk I/O"

@@ -283,6 +283,12 @@ class Ledger:
     async def flush(self) -> None:
         await self._writer.flush()
 
+    async def committed(self) -> None:
+        """Wait until every event recorded so far is committed: what a request waits for before
+        it leaves and an answer before it reaches its chain. Every waiter joins the same next
+        batch (group commit), so this costs a share of one commit, not a commit each."""
+        await self._writer.flush()
+
     # -- resume -----------------------------------------------------------------------------
 
     async def mark_interrupted(self) -> int:

@@ -38,21 +38,43 @@ MAX_PARAMETERS = 999
 """Parameters per statement: SQLite's smallest compiled-in cap (newer builds allow 32766)."""
 
 
-async def insert_rows(db: aiosqlite.Connection, table: str, rows: list[Row]) -> None:
-    """`rows` of `table` (complete rows: hashed columns, then row_hash), as many to a statement
-    as MAX_PARAMETERS allows. sqlite3 lets go of the GIL around each statement step: with one
-    row to a statement the insert thread and the planner took turns row by row instead of
-    working side by side (a 1M-call plan write: a median of 13.4 s, then 11.2 s). For the
-    events of a run at 0 ms the difference stayed within the machine's noise
+def _statements(table: str, rows: list[Row]) -> list[tuple[str, list[Row]]]:
+    """`rows` of `table` (complete rows: hashed columns, then row_hash) as INSERTs of as many
+    rows to a statement as MAX_PARAMETERS allows. sqlite3 lets go of the GIL around each
+    statement step: with one row to a statement the insert thread and the planner took turns
+    row by row instead of working side by side (a 1M-call plan write: a median of 13.4 s, then
+    11.2 s). For the events of a run at 0 ms the difference stayed within the machine's noise
     (docs/performance.md)."""
     per = MAX_PARAMETERS // (len(HASHED_COLUMNS[table]) + 1)
     whole = len(rows) - len(rows) % per
+    out: list[tuple[str, list[Row]]] = []
     if whole:
         groups = [tuple(itertools.chain(*rows[i : i + per])) for i in range(0, whole, per)]
-        await db.executemany(insert_sql(table, per), groups)
+        out.append((insert_sql(table, per), groups))
     if whole < len(rows):
-        rest = tuple(itertools.chain(*rows[whole:]))
-        await db.executemany(insert_sql(table, len(rows) - whole), [rest])
+        out.append((insert_sql(table, len(rows) - whole), [tuple(itertools.chain(*rows[whole:]))]))
+    return out
+
+
+async def insert_rows(db: aiosqlite.Connection, table: str, rows: list[Row]) -> None:
+    """`rows` of `table`, inserted in the open transaction of `db`."""
+    for sql, groups in _statements(table, rows):
+        await db.executemany(sql, groups)
+
+
+def _commit_on_thread(conn: sqlite3.Connection, rows: dict[str, list[Row]]) -> None:
+    """One batch's whole transaction, run on the connection's own thread."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for table, batch in rows.items():
+            for sql, groups in _statements(table, batch):
+                conn.executemany(sql, groups)
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                conn.execute("ROLLBACK")
+        raise
 
 
 @contextlib.asynccontextmanager
@@ -129,11 +151,16 @@ class Writer:
         """One transaction on the writer's connection. Make rows (make_row, checkpoint_row)
         inside it: if it fails, the database and the writer's seqs, heads and ev are both as
         they were before it began."""
+        async with self._restoring(), transaction(self.db):
+            yield
+
+    @contextlib.asynccontextmanager
+    async def _restoring(self) -> AsyncIterator[None]:
+        """Hold the lock; on failure put seqs, heads and ev back as they were."""
         async with self.lock:
             seqs, heads, ev = dict(self.seqs), dict(self.heads), self.ev
             try:
-                async with transaction(self.db):
-                    yield
+                yield
             except BaseException:
                 self.seqs, self.heads, self.ev = seqs, heads, ev
                 raise
@@ -141,6 +168,15 @@ class Writer:
     async def insert(self, rows: dict[str, list[Row]]) -> None:
         for table, batch in rows.items():
             await insert_rows(self.db, table, batch)
+
+    async def commit(self, rows: dict[str, list[Row]]) -> None:
+        """`rows` in one transaction of their own, in one hand-off to the connection's thread:
+        statement by statement (BEGIN, each INSERT, COMMIT) a batch cost five or more trips
+        between the event loop and that thread, and with record before send the run makes
+        one batch per few calls (docs/performance.md)."""
+        # aiosqlite's own way to run a function on its thread (what its public methods call);
+        # it has no public one for a whole transaction.
+        await self.db._execute(_commit_on_thread, self.db._conn, rows)  # type: ignore[no-untyped-call]
 
     # -- the queue --------------------------------------------------------------------------
 
@@ -232,8 +268,8 @@ class Writer:
         events = [i for i in items if not isinstance(i, asyncio.Future)]
         if self._failure is None and events:
             try:
-                async with self.atomic():
-                    await self.insert(self._batch(events))
+                async with self._restoring():
+                    await self.commit(self._batch(events))
             except Exception as exc:  # every failure must reach the runner, not vanish
                 self._failure = write_failure(exc, self.path, "record events")
         for fut in futures:

@@ -1,9 +1,10 @@
 """Run one planned call to its outcome: attempts, retries, ledger events, parsing.
 
-Every HTTP attempt is written to the ledger before it is sent (start) and after it returns
-(end), so a kill leaves a visible "started, never finished" attempt that resume marks as
-interrupted. Retry decisions come from the adapter's classification; timing comes from tenacity
-(set up only once a first attempt has failed) and the lane.
+Every HTTP attempt is committed to the ledger before it is sent (start) and written after it
+returns (end), so a kill leaves a visible "started, never finished" attempt that resume marks as
+interrupted, and the provider never sees a request the ledger does not hold. Retry decisions
+come from the adapter's classification; timing comes from tenacity (set up only once a first
+attempt has failed) and the lane.
 """
 
 from __future__ import annotations
@@ -224,6 +225,9 @@ class CallExecutor:
         prepare = getattr(adapter, "prepare_attempt", None)
         wire = prepare(request) if prepare else request
         self.ledger.attempt_started(call.call_id, state.attempt, rhash, request.body)
+        # Record before send: the request leaves once the batch holding its start row is
+        # committed, so after a kill -9 the ledger accounts for every request the provider saw.
+        await self.ledger.committed()
         started = lane.clock()
         used: int | None = None
         response: HttpResponse | None = None
