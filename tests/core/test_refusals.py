@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 import random
+from collections import deque
 from collections.abc import Callable
 
 import orjson
@@ -156,12 +157,17 @@ def test_a_lone_429_among_what_was_sent_with_it_is_scattered_a_storm_is_not() ->
 
 
 def _simulate(
-    lane: Lane, t: FakeTime, calls: int, refuse: Callable[[float], bool]
+    lane: Lane,
+    t: FakeTime,
+    calls: int,
+    refuse: Callable[[float], float | None],
+    latency: float = 0.03,
 ) -> tuple[float, int]:
-    """`calls` one-step calls through `lane` by 64 workers, each answered 30 ms after it left;
-    `refuse(sent_at)` says which get a bare 429 with Retry-After: 1 (a limit's waits for the
-    lane's pause, any other for its own second). Returns (simulated seconds, 429s)."""
-    answers: list[tuple[float, int, Ticket, bool]] = []
+    """`calls` one-step calls through `lane` by 64 workers, each answered `latency` after it
+    left; `refuse(arrived_at)` is the Retry-After of a bare 429 the provider answers it with
+    (None: accepted). A limit's 429 waits for the lane's pause, any other for its own
+    Retry-After. Returns (seconds from the first send to the last answer, 429s)."""
+    answers: list[tuple[float, int, Ticket, float | None]] = []
     workers = [(0.0, w) for w in range(64)]
     done = started = refused = seq = 0
     while done < calls:
@@ -173,19 +179,19 @@ def _simulate(
                 heapq.heappush(workers, (due, w))
                 break
             started, seq = started + 1, seq + 1
-            heapq.heappush(answers, (t.now + 0.03, seq, ticket, refuse(ticket.sent_at)))
+            verdict = refuse(t.now + latency / 2)
+            heapq.heappush(answers, (t.now + latency, seq, ticket, verdict))
         due = [answers[0][0]] if answers else []
         if workers and started < calls:
             due.append(workers[0][0])
         t.now = max(t.now, min(due))
         while answers and answers[0][0] <= t.now:
-            _, _, ticket, is_429 = heapq.heappop(answers)
+            _, _, ticket, retry_after = heapq.heappop(answers)
             lane.release(ticket, None)
-            if is_429:
-                refused += 1
-                started -= 1
-                own = not lane.refused(ticket, None, 1.0)
-                heapq.heappush(workers, (t.now + own * 1.0, seq))
+            if retry_after is not None:
+                refused, started = refused + 1, started - 1
+                own = not lane.refused(ticket, None, retry_after)
+                heapq.heappush(workers, (t.now + own * retry_after, seq))
             else:
                 lane.accepted(ticket)
                 done += 1
@@ -193,17 +199,37 @@ def _simulate(
     return t.now, refused
 
 
-def test_scattered_429s_cost_a_lane_that_knows_no_limit_their_share() -> None:
-    def run(refuse: Callable[[float], bool]) -> tuple[float, int, Lane]:
-        t = FakeTime()
-        lane = Lane("x", Limits(), clock=t.clock, sleep=t.sleep, rng=random.Random(0))
-        return *_simulate(lane, t, 4000, refuse), lane
+def _unpaced_lane() -> tuple[Lane, FakeTime]:
+    t = FakeTime()
+    return Lane("x", Limits(), clock=t.clock, sleep=t.sleep, rng=random.Random(0)), t
 
-    clean, _, _ = run(lambda _: False)
+
+def test_scattered_429s_cost_a_lane_that_knows_no_limit_their_share() -> None:
+    clean, _ = _simulate(*_unpaced_lane(), 4000, lambda _: None)
     rng = random.Random(5)
-    wall, refused, lane = run(lambda _: rng.random() < 0.03)
+    lane, t = _unpaced_lane()
+    wall, refused = _simulate(lane, t, 4000, lambda _: 1.0 if rng.random() < 0.03 else None)
     assert refused > 60 and lane.refusals.capacity
     assert wall <= max(3 * clean, clean + 10)
+
+
+def test_probes_up_to_a_limit_found_are_not_taken_as_capacity() -> None:
+    """600 calls at 0 ms against 10 requests in any second (a sliding window) that advertises
+    nothing: the lane finds the limit, probes back up to it now and then, and keeps to it."""
+    log: deque[float] = deque()
+
+    def sliding_window(at: float) -> float | None:
+        while log and log[0] <= at - 1.0:
+            log.popleft()
+        if len(log) < 10:
+            log.append(at)
+            return None
+        return log[-10] + 1.0 - at
+
+    lane, t = _unpaced_lane()
+    wall, refused = _simulate(lane, t, 600, sliding_window, latency=0.002)
+    assert not lane.refusals.capacity
+    assert refused <= 10 and wall <= 1.05 * 60
 
 
 def _lane(t: FakeTime) -> Lane:

@@ -115,6 +115,8 @@ class Lane:
         self._rate_before_test: AdaptiveRate | None = None
         self._sending_at_test: float | None = None
         """What a lane that knew no limit was sending (per s) when its tested cut was made."""
+        self._tested_rate: float | None = None
+        """The request rate (per s) a refusal test runs at."""
         self.pause_until = 0.0
         self.stop_reason: str | None = None
         self.stats = LaneStats(started=now)
@@ -234,6 +236,9 @@ class Lane:
             self.window.answered(now - ticket.sent_at, self.stats.in_flight, now)
         self.requests.accepted_one(1.0, now)
         self.tokens.accepted_one(max(1.0, ticket.tokens), now)
+        pacer = self.requests.pacer
+        if self._tested_rate is not None and pacer is not None and pacer.rate > self._tested_rate:
+            self.refusals.stepped(now)
         self._conclude(self.refusals.answered(ticket.sent_at, refused=False))
 
     def refused(
@@ -281,6 +286,7 @@ class Lane:
                 and self.refusals.cut(resume_at, ticket.sent_at if unpaced else None)
             ):
                 self._rate_before_test, self._sending_at_test = before, ramp
+                self._tested_rate = self.requests.pacer.rate if self.requests.pacer else None
         if tokens_hit:
             self.tokens.refused(now, ticket.sent_at, resume_at)
         self._conclude(self.refusals.answered(ticket.sent_at, refused=True))
@@ -299,6 +305,7 @@ class Lane:
             shallow = self._sending_at_test * DECREASE
             if shallow > self.requests.pacer.rate:
                 self.requests.pacer.set_rate(shallow, self.clock())
+                self._tested_rate = shallow
 
     def retry_wait(self, seconds: float) -> float:
         """How long one request waits before its own retry when the provider asked `seconds`:

@@ -11,8 +11,12 @@ left a lane at ~5 requests/s for good). Most providers do not say which a 429 is
 watches the 429s among the answers to requests sent once it resumed. Against a limit their
 share falls to about nothing; if it stays at CAPACITY_RATIO or more of the share before the cut,
 the 429s were not the rate's, the cut is undone, and from then on such 429s are retried on
-their own. Should the share climb well above the one measured (a real limit reached later, as
-the rate probes back up), the lane treats 429s as a limit's again.
+their own. Only answers to requests sent at the tested rate count: once the lane steps its
+rate back up past it (`stepped`), the test closes without a verdict of capacity, because a
+lane that probes up to a limit it found gets a 429 at about every step, a steady small share
+that a cut does not make fall either (a 600/min lane read its probes as capacity, went unpaced
+and was refused 60 requests at once). Should the share climb well above the one measured (a
+real limit reached later, as the rate probes back up), the lane treats 429s as a limit's again.
 
 A lane that knows no limit takes its first 429 as one and cuts deep (to what it saw accepted),
 which at a few percent of capacity refusals left it at a hundredth of its speed for the whole
@@ -92,6 +96,8 @@ class RefusalJudge:
     """While a cut is being tested: when the lane resumed after it."""
     after: int = 0
     refused_after: int = 0
+    test_until: float | None = None
+    """When the lane stepped its rate above the one tested: later sends do not count."""
     siblings_from: float | None = None
     """While a first refusal of a lane that knew no limit is judged: when it was sent."""
     siblings: int = 0
@@ -112,6 +118,7 @@ class RefusalJudge:
         if self.test_from is not None or self.capacity:
             return False
         self.test_from, self.after, self.refused_after = resume_at, 0, 0
+        self.test_until = None
         self.siblings_from, self.siblings, self.refused_siblings = unpaced_refusal, 0, 0
         self.scattered = False
         return True
@@ -128,6 +135,9 @@ class RefusalJudge:
             return None
         if sent_at < self.test_from:
             return self._sibling(sent_at, refused)
+        if self.test_until is not None and sent_at >= self.test_until:
+            self.test_from, self.scattered = None, False
+            return None
         self.after += 1
         self.refused_after += refused
         if self.after < MIN_ANSWERS:
@@ -145,6 +155,11 @@ class RefusalJudge:
         if self.after >= MAX_ANSWERS:
             self.test_from, self.scattered = None, False
         return None
+
+    def stepped(self, now: float) -> None:
+        """The lane's rate went above the one under test at `now`."""
+        if self.test_from is not None and self.test_until is None:
+            self.test_until = now
 
     def _sibling(self, sent_at: float, refused: bool) -> Verdict | None:
         if self.siblings_from is None or sent_at <= self.siblings_from:
