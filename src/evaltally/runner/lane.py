@@ -79,6 +79,8 @@ class Ticket:
 
     sent_at: float
     tokens: float
+    probing: bool = False
+    """Sent while the lane ran above the rate its refusal test is at (runner/refusals.py)."""
 
 
 class Lane:
@@ -207,7 +209,9 @@ class Lane:
             self.tokens.sending_from(now)
         self.stats.in_flight += 1
         self.stats.attempts += 1
-        return Ticket(now, tokens), 0.0
+        pacer, tested = self.requests.pacer, self._tested_rate
+        probing = tested is not None and pacer is not None and pacer.rate > tested * (1 + 1e-9)
+        return Ticket(now, tokens, probing), 0.0
 
     async def _next_answer(self) -> None:
         """Wait until a request of this lane is answered, or the lane is stopped (a full window
@@ -236,10 +240,7 @@ class Lane:
             self.window.answered(now - ticket.sent_at, self.stats.in_flight, now)
         self.requests.accepted_one(1.0, now)
         self.tokens.accepted_one(max(1.0, ticket.tokens), now)
-        pacer = self.requests.pacer
-        if self._tested_rate is not None and pacer is not None and pacer.rate > self._tested_rate:
-            self.refusals.stepped(now)
-        self._conclude(self.refusals.answered(ticket.sent_at, refused=False))
+        self._conclude(self.refusals.answered(ticket.sent_at, False, not ticket.probing))
 
     def refused(
         self,
@@ -263,7 +264,7 @@ class Lane:
         judged = self.refusals.capacity or self.refusals.scattered
         if capacity or (judged and not limit_said):
             self.stats.capacity_refused += 1
-            self._conclude(self.refusals.answered(ticket.sent_at, refused=True))
+            self._conclude(self.refusals.answered(ticket.sent_at, True, not ticket.probing))
             return False
         self.pause(DEFAULT_429_PAUSE_S if wait_s is None else wait_s)
         if self.stop_reason:
@@ -289,7 +290,7 @@ class Lane:
                 self._tested_rate = self.requests.pacer.rate if self.requests.pacer else None
         if tokens_hit:
             self.tokens.refused(now, ticket.sent_at, resume_at)
-        self._conclude(self.refusals.answered(ticket.sent_at, refused=True))
+        self._conclude(self.refusals.answered(ticket.sent_at, True, not ticket.probing))
         return True
 
     def _conclude(self, verdict: Verdict | None) -> None:

@@ -11,11 +11,10 @@ left a lane at ~5 requests/s for good). Most providers do not say which a 429 is
 watches the 429s among the answers to requests sent once it resumed. Against a limit their
 share falls to about nothing; if it stays at CAPACITY_RATIO or more of the share before the cut,
 the 429s were not the rate's, the cut is undone, and from then on such 429s are retried on
-their own. Only answers to requests sent at the tested rate count: once the lane steps its
-rate back up past it (`stepped`), the test closes without a verdict of capacity, because a
-lane that probes up to a limit it found gets a 429 at about every step, a steady small share
-that a cut does not make fall either (a 600/min lane read its probes as capacity, went unpaced
-and was refused 60 requests at once). Should the share climb well above the one measured (a
+their own. Only answers to requests sent at the tested rate or below count (`tested`): a lane
+that probes back up to a limit it found gets a 429 at about every step above it, a steady small
+share that a cut does not make fall either (a 600/min lane read its probes as capacity, went
+unpaced and was refused 60 requests at once). Should the share climb well above the one measured (a
 real limit reached later, as the rate probes back up), the lane treats 429s as a limit's again.
 
 A lane that knows no limit takes its first 429 as one and cuts deep (to what it saw accepted),
@@ -96,8 +95,6 @@ class RefusalJudge:
     """While a cut is being tested: when the lane resumed after it."""
     after: int = 0
     refused_after: int = 0
-    test_until: float | None = None
-    """When the lane stepped its rate above the one tested: later sends do not count."""
     siblings_from: float | None = None
     """While a first refusal of a lane that knew no limit is judged: when it was sent."""
     siblings: int = 0
@@ -118,14 +115,13 @@ class RefusalJudge:
         if self.test_from is not None or self.capacity:
             return False
         self.test_from, self.after, self.refused_after = resume_at, 0, 0
-        self.test_until = None
         self.siblings_from, self.siblings, self.refused_siblings = unpaced_refusal, 0, 0
         self.scattered = False
         return True
 
-    def answered(self, sent_at: float, refused: bool) -> Verdict | None:
-        """An answer (2xx, or a 429 of any kind) to a request sent at `sent_at`, and what it
-        concludes, if anything."""
+    def answered(self, sent_at: float, refused: bool, tested: bool = True) -> Verdict | None:
+        """An answer (2xx, or a 429 of any kind) to a request sent at `sent_at` (`tested`: at
+        the rate under test or below), and what it concludes, if anything."""
         self.recent.append((sent_at, refused))
         if self.capacity:
             if refused and self._relapsed():
@@ -135,8 +131,7 @@ class RefusalJudge:
             return None
         if sent_at < self.test_from:
             return self._sibling(sent_at, refused)
-        if self.test_until is not None and sent_at >= self.test_until:
-            self.test_from, self.scattered = None, False
+        if not tested:
             return None
         self.after += 1
         self.refused_after += refused
@@ -155,11 +150,6 @@ class RefusalJudge:
         if self.after >= MAX_ANSWERS:
             self.test_from, self.scattered = None, False
         return None
-
-    def stepped(self, now: float) -> None:
-        """The lane's rate went above the one under test at `now`."""
-        if self.test_from is not None and self.test_until is None:
-            self.test_until = now
 
     def _sibling(self, sent_at: float, refused: bool) -> Verdict | None:
         if self.siblings_from is None or sent_at <= self.siblings_from:
