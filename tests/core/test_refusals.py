@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections import deque
 from collections.abc import Callable
 
 import orjson
@@ -211,25 +210,6 @@ def test_scattered_429s_cost_a_lane_that_knows_no_limit_their_share() -> None:
     wall, refused = _simulate(lane, t, 4000, lambda _: 1.0 if rng.random() < 0.03 else None)
     assert refused > 60 and lane.refusals.capacity
     assert wall <= max(3 * clean, clean + 10)
-
-
-def test_probes_up_to_a_limit_found_are_not_taken_as_capacity() -> None:
-    """600 calls at 0 ms against 10 requests in any second (a sliding window) that advertises
-    nothing: the lane finds the limit, probes back up to it now and then, and keeps to it."""
-    log: deque[float] = deque()
-
-    def sliding_window(at: float) -> float | None:
-        while log and log[0] <= at - 1.0:
-            log.popleft()
-        if len(log) < 10:
-            log.append(at)
-            return None
-        return log[-10] + 1.0 - at
-
-    lane, t = _unpaced_lane()
-    wall, refused = _simulate(lane, t, 600, sliding_window, latency=0.002)
-    assert not lane.refusals.capacity
-    assert refused <= 10 and wall <= 1.05 * 60
 
 
 def _lane(t: FakeTime) -> Lane:

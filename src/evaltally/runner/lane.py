@@ -79,8 +79,6 @@ class Ticket:
 
     sent_at: float
     tokens: float
-    probing: bool = False
-    """Sent while the lane ran above the rate its refusal test is at (runner/refusals.py)."""
 
 
 class Lane:
@@ -117,8 +115,6 @@ class Lane:
         self._rate_before_test: AdaptiveRate | None = None
         self._sending_at_test: float | None = None
         """What a lane that knew no limit was sending (per s) when its tested cut was made."""
-        self._tested_rate: float | None = None
-        """The request rate (per s) a refusal test runs at."""
         self.pause_until = 0.0
         self.stop_reason: str | None = None
         self.stats = LaneStats(started=now)
@@ -209,9 +205,7 @@ class Lane:
             self.tokens.sending_from(now)
         self.stats.in_flight += 1
         self.stats.attempts += 1
-        pacer, tested = self.requests.pacer, self._tested_rate
-        probing = tested is not None and pacer is not None and pacer.rate > tested * (1 + 1e-9)
-        return Ticket(now, tokens, probing), 0.0
+        return Ticket(now, tokens), 0.0
 
     async def _next_answer(self) -> None:
         """Wait until a request of this lane is answered, or the lane is stopped (a full window
@@ -240,7 +234,7 @@ class Lane:
             self.window.answered(now - ticket.sent_at, self.stats.in_flight, now)
         self.requests.accepted_one(1.0, now)
         self.tokens.accepted_one(max(1.0, ticket.tokens), now)
-        self._conclude(self.refusals.answered(ticket.sent_at, False, not ticket.probing))
+        self._conclude(self.refusals.answered(ticket.sent_at, refused=False))
 
     def refused(
         self,
@@ -264,7 +258,7 @@ class Lane:
         judged = self.refusals.capacity or self.refusals.scattered
         if capacity or (judged and not limit_said):
             self.stats.capacity_refused += 1
-            self._conclude(self.refusals.answered(ticket.sent_at, True, not ticket.probing))
+            self._conclude(self.refusals.answered(ticket.sent_at, refused=True))
             return False
         self.pause(DEFAULT_429_PAUSE_S if wait_s is None else wait_s)
         if self.stop_reason:
@@ -287,10 +281,9 @@ class Lane:
                 and self.refusals.cut(resume_at, ticket.sent_at if unpaced else None)
             ):
                 self._rate_before_test, self._sending_at_test = before, ramp
-                self._tested_rate = self.requests.pacer.rate if self.requests.pacer else None
         if tokens_hit:
             self.tokens.refused(now, ticket.sent_at, resume_at)
-        self._conclude(self.refusals.answered(ticket.sent_at, True, not ticket.probing))
+        self._conclude(self.refusals.answered(ticket.sent_at, refused=True))
         return True
 
     def _conclude(self, verdict: Verdict | None) -> None:
@@ -306,7 +299,6 @@ class Lane:
             shallow = self._sending_at_test * DECREASE
             if shallow > self.requests.pacer.rate:
                 self.requests.pacer.set_rate(shallow, self.clock())
-                self._tested_rate = shallow
 
     def retry_wait(self, seconds: float) -> float:
         """How long one request waits before its own retry when the provider asked `seconds`:

@@ -11,11 +11,8 @@ left a lane at ~5 requests/s for good). Most providers do not say which a 429 is
 watches the 429s among the answers to requests sent once it resumed. Against a limit their
 share falls to about nothing; if it stays at CAPACITY_RATIO or more of the share before the cut,
 the 429s were not the rate's, the cut is undone, and from then on such 429s are retried on
-their own. Only answers to requests sent at the tested rate or below count (`tested`): a lane
-that probes back up to a limit it found gets a 429 at about every step above it, a steady small
-share that a cut does not make fall either (a 600/min lane read its probes as capacity, went
-unpaced and was refused 60 requests at once). Should the share climb well above the one measured (a
-real limit reached later, as the rate probes back up), the lane treats 429s as a limit's again.
+their own. Should the share climb well above the one measured (a real limit reached later, as
+the rate probes back up), the lane treats 429s as a limit's again.
 
 A lane that knows no limit takes its first 429 as one and cuts deep (to what it saw accepted),
 which at a few percent of capacity refusals left it at a hundredth of its speed for the whole
@@ -119,9 +116,9 @@ class RefusalJudge:
         self.scattered = False
         return True
 
-    def answered(self, sent_at: float, refused: bool, tested: bool = True) -> Verdict | None:
-        """An answer (2xx, or a 429 of any kind) to a request sent at `sent_at` (`tested`: at
-        the rate under test or below), and what it concludes, if anything."""
+    def answered(self, sent_at: float, refused: bool) -> Verdict | None:
+        """An answer (2xx, or a 429 of any kind) to a request sent at `sent_at`, and what it
+        concludes, if anything."""
         self.recent.append((sent_at, refused))
         if self.capacity:
             if refused and self._relapsed():
@@ -131,8 +128,6 @@ class RefusalJudge:
             return None
         if sent_at < self.test_from:
             return self._sibling(sent_at, refused)
-        if not tested:
-            return None
         self.after += 1
         self.refused_after += refused
         if self.after < MIN_ANSWERS:
