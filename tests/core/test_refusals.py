@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import heapq
 import random
+from collections.abc import Callable
 
 import orjson
 import pytest
@@ -16,7 +18,13 @@ from evaltally.records import AttemptError, RateLimitSnapshot
 from evaltally.runner.clock import VirtualClock
 from evaltally.runner.lane import Lane, Ticket
 from evaltally.runner.pacing import HEADROOM
-from evaltally.runner.refusals import MAX_ANSWERS, MIN_ANSWERS, RefusalJudge
+from evaltally.runner.refusals import (
+    MAX_ANSWERS,
+    MIN_ANSWERS,
+    MIN_SIBLINGS,
+    RefusalJudge,
+    Verdict,
+)
 
 
 def _classify(headers: dict[str, str], message: str = "Rate limit reached.") -> AttemptError:
@@ -82,7 +90,7 @@ def _feed(judge: RefusalJudge, start: float, n: int, share: float, seed: int = 1
     rng = random.Random(seed)
     found = False
     for i in range(n):
-        found |= judge.answered(start + i * 0.01, rng.random() < share)
+        found |= judge.answered(start + i * 0.01, rng.random() < share) is Verdict.CAPACITY
     return found
 
 
@@ -126,6 +134,82 @@ def test_capacity_ends_when_the_share_climbs_well_above_the_one_measured() -> No
     assert judge.capacity
     _feed(judge, 10.0, MIN_ANSWERS * 2, 0.3, seed=2)
     assert not judge.capacity
+
+
+def _siblings(refused: int) -> Verdict | None:
+    """A lane that knew no limit was refused the request it sent at 1.0 and resumes at 2.0;
+    MIN_SIBLINGS answers to what it sent meanwhile come back, `refused` of them 429s."""
+    judge = RefusalJudge()
+    _feed(judge, 0.0, 40, 0.0)
+    judge.answered(1.0, refused=True)
+    assert judge.cut(resume_at=2.0, unpaced_refusal=1.0)
+    verdicts = [judge.answered(1.0 + (i + 1) * 0.001, i < refused) for i in range(MIN_SIBLINGS)]
+    assert not any(verdicts[:-1])
+    return verdicts[-1]
+
+
+def test_a_lone_429_among_what_was_sent_with_it_is_scattered_a_storm_is_not() -> None:
+    assert _siblings(0) is Verdict.SCATTERED
+    assert _siblings(1) is Verdict.SCATTERED
+    assert _siblings(2) is None
+    assert _siblings(MIN_SIBLINGS) is None
+
+
+def _simulate(
+    lane: Lane,
+    t: VirtualClock,
+    calls: int,
+    refuse: Callable[[float], float | None],
+    latency: float = 0.03,
+) -> tuple[float, int]:
+    """`calls` one-step calls through `lane` by 64 workers, each answered `latency` after it
+    left; `refuse(arrived_at)` is the Retry-After of a bare 429 the provider answers it with
+    (None: accepted). A limit's 429 waits for the lane's pause, any other for its own
+    Retry-After. Returns (seconds from the first send to the last answer, 429s)."""
+    answers: list[tuple[float, int, Ticket, float | None]] = []
+    workers = [(0.0, w) for w in range(64)]
+    done = started = refused = seq = 0
+    while done < calls:
+        while workers and workers[0][0] <= t.now and started < calls:
+            _, w = heapq.heappop(workers)
+            ticket, wait = lane._admit(0)
+            if ticket is None:
+                due = t.now + wait if wait > 0 else answers[0][0]
+                heapq.heappush(workers, (due, w))
+                break
+            started, seq = started + 1, seq + 1
+            verdict = refuse(t.now + latency / 2)
+            heapq.heappush(answers, (t.now + latency, seq, ticket, verdict))
+        due = [answers[0][0]] if answers else []
+        if workers and started < calls:
+            due.append(workers[0][0])
+        t.now = max(t.now, min(due))
+        while answers and answers[0][0] <= t.now:
+            _, _, ticket, retry_after = heapq.heappop(answers)
+            lane.release(ticket, None)
+            if retry_after is not None:
+                refused, started = refused + 1, started - 1
+                own = not lane.refused(ticket, None, retry_after)
+                heapq.heappush(workers, (t.now + own * retry_after, seq))
+            else:
+                lane.accepted(ticket)
+                done += 1
+                heapq.heappush(workers, (t.now, seq))
+    return t.now, refused
+
+
+def _unpaced_lane() -> tuple[Lane, VirtualClock]:
+    t = VirtualClock()
+    return Lane("x", Limits(), clock=t.monotonic, sleep=t.sleep, rng=random.Random(0)), t
+
+
+def test_scattered_429s_cost_a_lane_that_knows_no_limit_their_share() -> None:
+    clean, _ = _simulate(*_unpaced_lane(), 4000, lambda _: None)
+    rng = random.Random(5)
+    lane, t = _unpaced_lane()
+    wall, refused = _simulate(lane, t, 4000, lambda _: 1.0 if rng.random() < 0.03 else None)
+    assert refused > 60 and lane.refusals.capacity
+    assert wall <= max(3 * clean, clean + 10)
 
 
 def _lane(t: VirtualClock) -> Lane:

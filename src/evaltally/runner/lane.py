@@ -24,8 +24,8 @@ from evaltally.errors import EvaltallyError
 from evaltally.records import RateLimitSnapshot
 from evaltally.runner import clock as clk
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
-from evaltally.runner.pacing import AdaptiveRate, SlowStart
-from evaltally.runner.refusals import RefusalJudge
+from evaltally.runner.pacing import DECREASE, AdaptiveRate, SlowStart
+from evaltally.runner.refusals import RefusalJudge, Verdict
 from evaltally.runner.window import InflightWindow
 
 # The one cap on a wait a provider can ask for (Retry-After, retry-after-ms, rate-limit reset
@@ -113,6 +113,8 @@ class Lane:
         self.breaker = CircuitBreaker(limits.breaker_threshold, limits.breaker_cooldown_s)
         self.refusals = RefusalJudge()
         self._rate_before_test: AdaptiveRate | None = None
+        self._sending_at_test: float | None = None
+        """What a lane that knew no limit was sending (per s) when its tested cut was made."""
         self.pause_until = 0.0
         self.stop_reason: str | None = None
         self.advertised: RateLimitSnapshot | None = None
@@ -247,8 +249,7 @@ class Lane:
             self.window.answered(now - ticket.sent_at, self.stats.in_flight, now)
         self.requests.accepted_one(1.0, now)
         self.tokens.accepted_one(max(1.0, ticket.tokens), now)
-        if self.refusals.answered(ticket.sent_at, refused=False):
-            self._undo_tested_cut()
+        self._conclude(self.refusals.answered(ticket.sent_at, refused=False))
 
     def refused(
         self,
@@ -269,9 +270,10 @@ class Lane:
             snapshot.remaining_requests,
             snapshot.remaining_tokens,
         )
-        if capacity or (self.refusals.capacity and not limit_said):
+        judged = self.refusals.capacity or self.refusals.scattered
+        if capacity or (judged and not limit_said):
             self.stats.capacity_refused += 1
-            self.refusals.answered(ticket.sent_at, refused=True)
+            self._conclude(self.refusals.answered(ticket.sent_at, refused=True))
             return False
         self.pause(DEFAULT_429_PAUSE_S if wait_s is None else wait_s)
         if self.stop_reason:
@@ -287,21 +289,31 @@ class Lane:
         before = None if self.refusals.testing or tokens_hit else deepcopy(self.requests)
         if not tokens_hit or (snapshot is not None and snapshot.remaining_requests == 0):
             cut = self.requests.refused(now, ticket.sent_at, resume_at, ramp)
-            if cut and before is not None and self.refusals.cut(resume_at):
-                self._rate_before_test = before
+            unpaced = before is not None and before.pacer is None
+            if (
+                cut
+                and before is not None
+                and self.refusals.cut(resume_at, ticket.sent_at if unpaced else None)
+            ):
+                self._rate_before_test, self._sending_at_test = before, ramp
         if tokens_hit:
             self.tokens.refused(now, ticket.sent_at, resume_at)
-        if self.refusals.answered(ticket.sent_at, refused=True):
-            self._undo_tested_cut()
+        self._conclude(self.refusals.answered(ticket.sent_at, refused=True))
         return True
 
-    def _undo_tested_cut(self) -> None:
-        """The 429s kept their share after the rate was cut: they are the provider's capacity,
-        not a limit, so the lane goes back to the rate it ran at before the cut (and probes
-        up from there, as after any cut)."""
-        before, self._rate_before_test = self._rate_before_test, None
-        if before is not None:
-            self.requests = before
+    def _conclude(self, verdict: Verdict | None) -> None:
+        """Act on what the refusal test concluded. Capacity (the 429s kept their share after
+        the rate was cut): back to the rate the lane ran at before the cut (it probes up from
+        there, as after any cut). A scattered first refusal of a lane that knew no limit: the
+        test goes on at a shallow cut of what the lane was sending, not at the deep one."""
+        if verdict is Verdict.CAPACITY:
+            before, self._rate_before_test = self._rate_before_test, None
+            if before is not None:
+                self.requests = before
+        elif verdict is Verdict.SCATTERED and self._sending_at_test and self.requests.pacer:
+            shallow = self._sending_at_test * DECREASE
+            if shallow > self.requests.pacer.rate:
+                self.requests.pacer.set_rate(shallow, self.clock())
 
     def retry_wait(self, seconds: float) -> float:
         """How long one request waits before its own retry when the provider asked `seconds`:

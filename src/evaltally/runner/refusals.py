@@ -13,12 +13,23 @@ share falls to about nothing; if it stays at CAPACITY_RATIO or more of the share
 the 429s were not the rate's, the cut is undone, and from then on such 429s are retried on
 their own. Should the share climb well above the one measured (a real limit reached later, as
 the rate probes back up), the lane treats 429s as a limit's again.
+
+A lane that knows no limit takes its first 429 as one and cuts deep (to what it saw accepted),
+which at a few percent of capacity refusals left it at a hundredth of its speed for the whole
+test. But a limit refuses everything sent past it: what the lane sent right after the refused
+request, still in flight when the 429 came back, is refused nearly as a whole (1 - L/r of it,
+sending at r against a limit L). When at most SCATTERED_SHARE of the first MIN_SIBLINGS of those
+answers were 429s, the refusal was scattered: the judge says so and the lane runs the test at
+a shallow cut instead (pacing.DECREASE of what it was sending), under which a limit's share
+still falls and a capacity share does not; meanwhile (`scattered`) a 429 holds only its own
+request (a limit that refuses so few is at most a tenth above that rate).
 """
 
 from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from enum import Enum
 
 MIN_ANSWERS = 100
 """Answers after the cut before any verdict: at a few percent of 429s, fewer hold too few."""
@@ -53,6 +64,23 @@ RELAPSE_MARGIN = 0.02
 """In capacity mode, a share over the last WINDOW answers above RELAPSE_FACTOR times the share
 measured, plus RELAPSE_MARGIN, means a limit is being hit again."""
 
+MIN_SIBLINGS = 8
+"""Answers to requests sent after a lane's first refused one, before it paused, that judge
+whether that refusal was scattered (fewer: no verdict, the deep cut stands). A lane ramping up
+at 30 ms of latency has 10-20 out at its first 429."""
+
+SCATTERED_SHARE = 0.125
+"""At most this share of 429s among them (1 of 8) reads as scattered: 3 % of capacity
+refusals put 2 or more among 8 about once in fifty, while a limit refuses more than this
+whenever the lane sends more than 1.14 times it."""
+
+
+class Verdict(Enum):
+    CAPACITY = "capacity"
+    """The test found capacity: undo the tested cut."""
+    SCATTERED = "scattered"
+    """The first refusal of a lane that knew no limit was scattered: test at a shallow cut."""
+
 
 @dataclass
 class RefusalJudge:
@@ -64,6 +92,12 @@ class RefusalJudge:
     """While a cut is being tested: when the lane resumed after it."""
     after: int = 0
     refused_after: int = 0
+    siblings_from: float | None = None
+    """While a first refusal of a lane that knew no limit is judged: when it was sent."""
+    siblings: int = 0
+    refused_siblings: int = 0
+    scattered: bool = False
+    """Whether the test under way follows a scattered first refusal."""
     recent: deque[tuple[float, bool]] = field(default_factory=lambda: deque(maxlen=2 * WINDOW))
     """(sent at, refused) of the last answers (2xx or 429), oldest first."""
 
@@ -71,28 +105,33 @@ class RefusalJudge:
     def testing(self) -> bool:
         return self.test_from is not None
 
-    def cut(self, resume_at: float) -> bool:
-        """The lane cut its rate for a 429 and resumes at `resume_at`. Returns whether this
+    def cut(self, resume_at: float, unpaced_refusal: float | None = None) -> bool:
+        """The lane cut its rate for a 429 and resumes at `resume_at`; `unpaced_refusal`: when
+        the refused request was sent, if the lane knew no limit then. Returns whether this
         cut opens a test (the lane keeps what to restore should it find capacity)."""
         if self.test_from is not None or self.capacity:
             return False
         self.test_from, self.after, self.refused_after = resume_at, 0, 0
+        self.siblings_from, self.siblings, self.refused_siblings = unpaced_refusal, 0, 0
+        self.scattered = False
         return True
 
-    def answered(self, sent_at: float, refused: bool) -> bool:
-        """An answer (2xx, or a 429 of any kind) to a request sent at `sent_at`. Returns True
-        when it completes a test finding capacity: the lane undoes the tested cut."""
+    def answered(self, sent_at: float, refused: bool) -> Verdict | None:
+        """An answer (2xx, or a 429 of any kind) to a request sent at `sent_at`, and what it
+        concludes, if anything."""
         self.recent.append((sent_at, refused))
         if self.capacity:
             if refused and self._relapsed():
                 self.capacity = False
-            return False
-        if self.test_from is None or sent_at < self.test_from:
-            return False
+            return None
+        if self.test_from is None:
+            return None
+        if sent_at < self.test_from:
+            return self._sibling(sent_at, refused)
         self.after += 1
         self.refused_after += refused
         if self.after < MIN_ANSWERS:
-            return False
+            return None
         before = self._share_before(self.test_from)
         after = self.refused_after / self.after
         if (
@@ -101,10 +140,22 @@ class RefusalJudge:
             and after >= CAPACITY_RATIO * before
         ):
             self.capacity, self.share, self.test_from = True, after, None
-            return True
+            self.scattered = False
+            return Verdict.CAPACITY
         if self.after >= MAX_ANSWERS:
-            self.test_from = None
-        return False
+            self.test_from, self.scattered = None, False
+        return None
+
+    def _sibling(self, sent_at: float, refused: bool) -> Verdict | None:
+        if self.siblings_from is None or sent_at <= self.siblings_from:
+            return None
+        self.siblings += 1
+        self.refused_siblings += refused
+        if self.siblings < MIN_SIBLINGS:
+            return None
+        self.siblings_from = None
+        self.scattered = self.refused_siblings <= SCATTERED_SHARE * self.siblings
+        return Verdict.SCATTERED if self.scattered else None
 
     def _share_before(self, start: float) -> float:
         before = [refused for sent, refused in self.recent if sent < start][-WINDOW:]
