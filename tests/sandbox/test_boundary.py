@@ -4,6 +4,7 @@ mode is chosen explicitly, with its warning."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -106,3 +107,24 @@ def test_process_mode_is_explicit_and_warns() -> None:
     assert Boundary().require("DexBench verification") is None  # bwrap is installed here
     with pytest.raises(SandboxError, match="unknown sandbox mode 'docker'"):
         Boundary("docker")
+
+
+async def test_a_worker_that_dies_at_start_is_one_sandbox_error_per_job(tmp_path: Path) -> None:
+    # bwrap itself works (the start-up check passes) but the worker inside it dies at once, as
+    # when the package it runs is not in the mount view; the pool is closed while jobs are
+    # still starting workers, and each job still ends as a SandboxError, not an AttributeError.
+    fake = tmp_path / "bwrap"
+    fake.write_text('#!/bin/sh\ncase "$*" in *worker.py*) exit 1;; esac\nexec bwrap "$@"\n')
+    fake.chmod(0o755)
+    task = tmp_path / "task.py"
+    task.write_text("def run(payload, sandbox):\n    return 1\n")
+    with pytest.raises(ExceptionGroup) as failed:
+        async with (
+            asyncio.TaskGroup() as group,
+            TaskPool(2, boundary=Boundary(bwrap=str(fake))) as pool,
+        ):
+            for _ in range(4):
+                group.create_task(pool.run(task, None, FAST))
+            for _ in range(3):  # let the jobs reach their workers' start before the pool closes
+                await asyncio.sleep(0)
+    assert all(isinstance(exc, SandboxError) for exc in failed.value.exceptions), failed.value

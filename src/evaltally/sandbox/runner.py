@@ -215,7 +215,10 @@ class TaskPool:
             self._idle = asyncio.Queue()
             for _ in range(self.jobs):
                 self._idle.put_nowait(None)
-        worker = await self._idle.get()
+        # This job's own queue: `close` may drop the pool's while a worker is starting (a
+        # failed start of a sibling job ends the caller's task group and closes the pool).
+        idle = self._idle
+        worker = await idle.get()
         if worker is not None and not worker.alive:
             self._workers.discard(worker)
             worker = None
@@ -223,7 +226,7 @@ class TaskPool:
             try:
                 worker = await _Worker.start(self.boundary, self.preload, limits.output_bytes + MIB)
             except BaseException:
-                self._idle.put_nowait(None)
+                idle.put_nowait(None)
                 raise
             self._workers.add(worker)
         return worker
