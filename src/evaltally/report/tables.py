@@ -42,6 +42,11 @@ def num(cell: Mapping[str, Any] | None) -> str:
     return f"{cell['value']:.1f}"
 
 
+def number(x: float | None, fmt: str = ".3f") -> str:
+    """A bare number as a table cell: `fmt`, or "-" when there is none."""
+    return "-" if x is None else format(x, fmt)
+
+
 def to_markdown(table: Table) -> str:
     lines = [f"### {table.title}", "", "| " + " | ".join(table.header) + " |"]
     lines.append("|" + "|".join(" --- " for _ in table.header) + "|")

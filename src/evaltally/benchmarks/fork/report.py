@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 from evaltally.benchmarks.cte.records import json_equal
 from evaltally.report.section import GradeSettings, Section
-from evaltally.report.tables import Table
+from evaltally.report.tables import Table, number
 
 from .stats import Continuation, ForkAnswer, fork_summary, parse_bucket_spec
 
@@ -104,13 +104,13 @@ def fork_table(forks: Sequence[tuple[str, Mapping[str, Any]]]) -> Table:
                 str(f["replays"]),
                 f["bucket_spec"],
                 str(len(f["buckets"])),
-                _num(f["entropy"]),
-                _num(f["share_recorded_bucket"]),
-                _num(o["mean"]),
-                _num(o["variance"]),
+                number(f["entropy"]),
+                number(f["share_recorded_bucket"]),
+                number(o["mean"]),
+                number(o["variance"]),
                 spread,
                 str(f["final_distinct"]),
-                _num(f["share_reproduced"]),
+                number(f["share_reproduced"]),
             )
         )
     return Table(
@@ -123,7 +123,3 @@ def fork_table(forks: Sequence[tuple[str, Mapping[str, Any]]]) -> Table:
         "reproduced: share whose whole continuation equals the recorded one.",
         left=1,
     )  # fmt: skip
-
-
-def _num(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"

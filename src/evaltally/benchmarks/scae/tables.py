@@ -9,14 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from evaltally.report.tables import Table
+from evaltally.report.tables import Table, number
 
 from .conditions import CONDITIONS
 from .cte_judge import REFERENCE_STATEMENT
-
-
-def num(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"
 
 
 def signed(x: float | None) -> str:
@@ -55,7 +51,7 @@ def answers_table(summary: Mapping[str, Any]) -> Table:
                     str(c["out_of_range"]),
                     str(c["unparsable"]),
                     str(c["failed"] + c["blocked"] + c["unfinished"]),
-                    num(s["positions"][cond]),
+                    number(s["positions"][cond]),
                 )
             )
     return Table(
@@ -84,14 +80,14 @@ def displacement_table(summary: Mapping[str, Any]) -> Table:
             (
                 judge,
                 str(d["n"]),
-                num(d["pos_prefix"]),
-                num(d["pos_full"]),
+                number(d["pos_prefix"]),
+                number(d["pos_full"]),
                 signed(d["mean"]["value"]),
                 interval(d["mean"]),
                 signed(d.get("uniform_null")),
                 signed(d["median"]),
                 f"{d['later']}/{d['earlier']}/{d['ties']}",
-                num(d["share_later"]),
+                number(d["share_later"]),
                 fdr_p(d),
                 pvalue(d.get("sign_q")),
             )
@@ -119,13 +115,13 @@ def enrichment_table(summary: Mapping[str, Any]) -> Table | None:
             (
                 judge,
                 str(e["n"]),
-                num(e["rate"]["value"]),
-                num(e["baseline"]),
+                number(e["rate"]["value"]),
+                number(e["baseline"]),
                 signed(e["diff"]["value"]),
                 interval(e["diff"]),
                 mark(e["significant"]),
                 str(lb["n"]),
-                num(lb["mean"]),
+                number(lb["mean"]),
                 interval(lb["diff"]),
             )
         )
@@ -153,8 +149,8 @@ def rules_table(summary: Mapping[str, Any]) -> Table | None:
                 (
                     judge,
                     rule["label"],
-                    num(rule["agreement"]),
-                    num(r["chance"]),
+                    number(rule["agreement"]),
+                    number(r["chance"]),
                     signed(rule["diff"]["value"]),
                     interval(rule["diff"]),
                     mark(rule["significant"]),
@@ -162,8 +158,8 @@ def rules_table(summary: Mapping[str, Any]) -> Table | None:
             )
         ratio = r["best_over_within_class"]
         notes.append(
-            f"{judge}: within-class chance {num(r['within_class_chance'])} "
-            f"({num(r['gold_steps_per_episode'])} gold-provenance steps per episode), best rule "
+            f"{judge}: within-class chance {number(r['within_class_chance'])} "
+            f"({number(r['gold_steps_per_episode'])} gold-provenance steps per episode), best rule "
             f"/ within-class chance {'-' if ratio is None else f'{ratio:.2f}'}."
         )
     if not rows:
@@ -191,7 +187,9 @@ def across_judges_table(summary: Mapping[str, Any]) -> Table | None:
                 interval(d["mean"]),
                 f"{d['later']}/{d['n']}",
                 fdr_p(d),
-                "-" if e is None else num(e["rate"]["value"]) + ("*" if e["significant"] else ""),
+                "-"
+                if e is None
+                else number(e["rate"]["value"]) + ("*" if e["significant"] else ""),
                 "-" if e is None else interval(e["diff"]),
             )
         )
@@ -199,7 +197,7 @@ def across_judges_table(summary: Mapping[str, Any]) -> Table | None:
     enr = het["enrichment"]
     note = (
         f"{across['n_common']} common episodes; enrichment baseline "
-        f"{num(across.get('baseline'))}; * = enrichment interval excludes 0, sign p significant "
+        f"{number(across.get('baseline'))}; * = enrichment interval excludes 0, sign p significant "
         f"after BH-FDR across the judges (q <= 0.10). Between-judge "
         f"heterogeneity (judge labels permuted within episode): displacement "
         f"p = {pvalue(het['displacement']['p'])}"
@@ -234,10 +232,10 @@ def cte_judge_table(scores: Mapping[str, Any]) -> Table:
                     str(c["planned"]),
                     str(c["answered"]),
                     str(c["reference_visible"]),
-                    num(c["hit_rate"]),
-                    num(c["within_one"]),
+                    number(c["hit_rate"]),
+                    number(c["within_one"]),
                     signed(c["mean_signed_distance"]),
-                    num(c["mean_abs_distance"]),
+                    number(c["mean_abs_distance"]),
                 )
             )
     return Table(

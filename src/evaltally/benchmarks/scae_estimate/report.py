@@ -16,7 +16,7 @@ from evaltally.benchmarks.scae.cte_judge import REFERENCE_STATEMENT
 from evaltally.report.bootstrap import mean_interval
 from evaltally.report.fdr import FDR_Q, bh_adjust
 from evaltally.report.section import GradeSettings, Section
-from evaltally.report.tables import Table
+from evaltally.report.tables import Table, number
 
 from .estimate import INTERVENTION, OBSERVATIONAL, Arm, ChainRows, estimate_chain
 from .stats import spearman
@@ -136,15 +136,11 @@ def model_summary(chains: list[dict[str, Any]], settings: GradeSettings) -> dict
     }  # fmt: skip
 
 
-def _num(x: float | None, fmt: str = ".3f") -> str:
-    return "-" if x is None else format(x, fmt)
-
-
 def _ci(cell: dict[str, Any]) -> str:
     if cell["value"] is None:
         return "-"
     if cell["lo"] is None:
-        return _num(cell["value"])
+        return number(cell["value"])
     return f"{cell['value']:.3f} [{cell['lo']:.3f}, {cell['hi']:.3f}]"
 
 
@@ -155,9 +151,9 @@ def summary_table(models: dict[str, dict[str, Any]]) -> Table:
         rows.append(
             (model, str(s["n_chains"]), str(s["n_points"]),
              f"{s['branches'][OBSERVATIONAL]}/{s['branches'][INTERVENTION]}",
-             _num(s["positive_entropy"]), _num(s["entropy_position_rho"], "+.3f"),
-             _num(s["median_replay_variance"], ".4f"), _num(s["zero_variance_points"]),
-             _num(s["degenerate_chains"]), _num(s["telescoping_max_residual"], ".1e"),
+             number(s["positive_entropy"]), number(s["entropy_position_rho"], "+.3f"),
+             number(s["median_replay_variance"], ".4f"), number(s["zero_variance_points"]),
+             number(s["degenerate_chains"]), number(s["telescoping_max_residual"], ".1e"),
              f"{fam[OBSERVATIONAL]['significant']}/{fam[OBSERVATIONAL]['tested']}",
              f"{fam[INTERVENTION]['significant']}/{fam[INTERVENTION]['tested']}")
         )  # fmt: skip
@@ -179,7 +175,8 @@ def blame_table(models: dict[str, dict[str, Any]]) -> Table:
     for model, s in models.items():
         b = s["blame"]
         rows.append((model, str(b["scored"]), str(b["unscored"]), _ci(b["exact"]),
-                     _ci(b["within_one"]), _ci(b["signed"]), _num(b["chance_exact"])))  # fmt: skip
+                     _ci(b["within_one"]), _ci(b["signed"]),
+                     number(b["chance_exact"])))  # fmt: skip
     return Table(
         "SCAE estimator: against the certified first wrong call",
         ("model", "chains scored", "not scored", "exact segment", "within 1 segment",
@@ -202,9 +199,9 @@ def segments_table(models: dict[str, dict[str, Any]]) -> Table:
                 mark = "*" if g.get("significant") else ""
                 rows.append(
                     (model, c["parent_chain"][:12], f"{g['from']}-{g['to'] - 1}",
-                     g["branch"] or "-", _num(point["entropy"]), _num(g["v_from"]),
-                     _num(g["v_to"]), _num(g["delta"], "+.4f"), _num(g["p"], ".3g"),
-                     _num(g.get("q"), ".3g") + mark)
+                     g["branch"] or "-", number(point["entropy"]), number(g["v_from"]),
+                     number(g["v_to"]), number(g["delta"], "+.4f"), number(g["p"], ".3g"),
+                     number(g.get("q"), ".3g") + mark)
                 )  # fmt: skip
     return Table(
         "SCAE estimator: segments",
