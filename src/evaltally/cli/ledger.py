@@ -89,6 +89,16 @@ def _print_status(data: dict[str, Any]) -> None:
     out.print(f"state: {data['state']} ({STATE_NOTES[data['state']]})", highlight=False)
     for lane, why in data.get("lanes_waiting", {}).items():
         out.print(f"lane {lane}: {why}", markup=False, highlight=False)
+    for sup in data.get("superseded", []):
+        from evaltally.ledger.lock import iso
+
+        why = "; ".join(sup["changes"]) or "config changed"
+        out.print(
+            f"superseded: {sup['calls']:,} call(s) of {sup['model']} at {iso(sup['at'])} "
+            f"({why}); kept in the ledger, out of every count",
+            markup=False,
+            highlight=False,
+        )
     for lane, learned in data.get("lane_limits", {}).items():
         out.print(f"lane {lane} limits: {_limits_text(learned)}", markup=False, highlight=False)
     if data["batches"]:

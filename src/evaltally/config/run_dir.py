@@ -35,21 +35,46 @@ def load_run_config(run_dir: Path) -> SweepConfig:
         )
     base_file = run_dir / CONFIG_DIR_FILE
     base = Path(base_file.read_text().strip()) if base_file.exists() else run_dir
-    config = load_config(copy, base_dir=base)
+    text = copy.read_text(encoding="utf-8")
+    planned = _planned_config(run_dir)
+    if planned is not None and planned.get("text") not in (None, text):
+        # The last plan was recorded from this config, and the session was killed before it
+        # updated the copy: the ledger is the truth (its config entry is in the plan's
+        # transaction); the next session brings the copy up to date.
+        text = str(planned["text"])
+        origin = Path(str(planned.get("path", copy)))
+        base = origin.parent if origin.name != CONFIG_COPY else base
+    config = load_config(copy, base_dir=base, text=text)
     # The run directory is wherever the run lives now, even if it was moved.
     return replace(config, path=copy, name=run_dir.name, runs_dir=run_dir.parent)
 
 
+def _planned_config(run_dir: Path) -> dict[str, object] | None:
+    """The config entry the ledger recorded with its latest plan, if the ledger is readable."""
+    from evaltally.ledger import latest_meta
+    from evaltally.ledger.files import ledger_path
+
+    path = ledger_path(run_dir)
+    if not path.exists() or not path.stat().st_size:
+        return None
+    try:
+        value = latest_meta(run_dir, "config")
+    except LedgerError:
+        return None  # a lost or damaged ledger: the commands that open it say so
+    return value if isinstance(value, dict) else None
+
+
 def keep_config_copy(config: SweepConfig, run_dir: Path) -> None:
-    """Keep the config the run now follows (an extension replaces the copy; the ledger's
-    meta keeps the history)."""
+    """Keep the config the run now follows (an extension or a replacement replaces the copy;
+    the ledger's meta keeps the history)."""
     copy = run_dir / CONFIG_COPY
     try:
         unchanged = copy.exists() and copy.read_text(encoding="utf-8") == config.text
-        if config.path.resolve() != copy.resolve() and not unchanged:
+        if not unchanged:
             tmp = copy.with_suffix(".tmp")
             tmp.write_text(config.text, encoding="utf-8")
             tmp.replace(copy)
+        if config.path.resolve() != copy.resolve() and not unchanged:
             (run_dir / CONFIG_DIR_FILE).write_text(str(config.path.parent.resolve()))
     except OSError as exc:
         raise write_failure(exc, copy, "keep the config copy") from exc
