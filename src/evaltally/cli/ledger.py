@@ -127,10 +127,12 @@ def export(
     def go() -> None:
         from evaltally.ledger.export import check_target
         from evaltally.ledger.export_formats import write_export
+        from evaltally.ledger.export_meta import meta_path
 
         check_target(output, run_dir, force=force)  # before the config copy is even read
         n = write_export(run_dir, output, enrich=export_enricher(run_dir), force=force)
-        out.print(f"wrote {n:,} rows to {output}", highlight=False)
+        meta = meta_path(output)
+        out.print(f"wrote {n:,} rows to {output} (run metadata: {meta})", highlight=False)
 
     guard(go, resumable=True)
 

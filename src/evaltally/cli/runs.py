@@ -130,9 +130,13 @@ def run_config(
         for line in lines:
             out.print(line)
         if not result.complete:
-            stopped = any(lane.stop_reason for lane in result.endpoint_lanes.values())
-            first = "a lane stopped: its line above says what to fix and run; " * stopped
-            err.print(f"incomplete: {first}continue with `tally resume {result.run_dir}`")
+            resume = f"`tally resume {result.run_dir}`"
+            if any(lane.stop_reason for lane in result.endpoint_lanes.values()):
+                # A stopped lane's line names its own fix (a new model id is no resume).
+                err.print(f"incomplete: a lane stopped; its line above says what to fix and how "
+                          f"to continue (otherwise: {resume})")  # fmt: skip
+            else:
+                err.print(f"incomplete: continue with {resume}")
             return EXIT_INCOMPLETE
         return EXIT_OK
 

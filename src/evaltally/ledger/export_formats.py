@@ -28,6 +28,7 @@ import orjson
 from evaltally.errors import DataError, LedgerError
 from evaltally.jsonl import read_objects
 from evaltally.ledger.export import check_target, export_run
+from evaltally.ledger.export_meta import meta_path, write_run_metadata
 from evaltally.ledger.export_record import EXPORT_SCHEMA_VERSION, USAGE_KEYS, ExportRow
 
 FORMATS = (".jsonl", ".csv", ".parquet")
@@ -91,9 +92,22 @@ def write_export(
     enrich: Callable[[ExportRow], Mapping[str, Any]] | None = None,
     force: bool = False,
 ) -> int:
-    """Export `run_dir` to `out` in the format its extension names; returns the row count.
-    A run's own files are never written over; another existing file only with `force`."""
+    """Export `run_dir` to `out` in the format its extension names, and its run metadata
+    beside it (ledger/export_meta.py); returns the row count. A run's own files are never
+    written over; another existing file only with `force`."""
     out = Path(out)
+    check_target(meta_path(out), Path(run_dir), force=force)
+    n = _write_rows(run_dir, out, enrich, force)
+    write_run_metadata(run_dir, out, n)
+    return n
+
+
+def _write_rows(
+    run_dir: Path,
+    out: Path,
+    enrich: Callable[[ExportRow], Mapping[str, Any]] | None,
+    force: bool,
+) -> int:
     fmt = export_format(out)
     check_target(out, Path(run_dir), force=force)
     if fmt == ".jsonl":
