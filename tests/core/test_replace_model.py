@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from testkit import kill_run_when, tally, write_config, write_items
 
 from evaltally.ledger.browse import plan_cells, run_progress
 from evaltally.ledger.files import connect_ro, ledger_path
+from testkit import kill_run_when, tally, write_config, write_items
 
 ONE_AT_A_TIME = "concurrency = 1\nbackoff_initial_s = 0.05\nbackoff_max_s = 0.5"
 

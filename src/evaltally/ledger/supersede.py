@@ -18,7 +18,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import orjson
@@ -58,15 +58,7 @@ class Superseded:
     command: str = ""
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "session": self.session,
-            "at": self.at,
-            "calls": self.calls,
-            "chains": self.chains,
-            "changes": self.changes,
-            "command": self.command,
-        }
+        return asdict(self)
 
 
 async def superseded_chain_ids(writer: Writer) -> set[str]:
