@@ -14,7 +14,8 @@ import orjson
 
 from evaltally.ledger.browse import plan_cells, run_progress
 from evaltally.ledger.files import connect_ro, ledger_path
-from testkit import kill_run_when, tally, write_config, write_items
+from kinds_kit import tally_kinds
+from testkit import kill_run_when, mock_model, tally, write_config, write_items
 
 ONE_AT_A_TIME = "concurrency = 1\nbackoff_initial_s = 0.05\nbackoff_max_s = 0.5"
 
@@ -208,3 +209,35 @@ def test_a_run_killed_before_its_config_copy_was_updated_resumes_from_the_ledger
     assert mock.stats()["total"] == sent
     assert '"m2-model"' in (run_dir / "config.toml").read_text()
     assert _status(run_dir)["overall"]["ok"] == 8
+
+
+def test_a_chain_binding_the_replaced_model_with_another_is_replaced_whole(
+    tmp_path: Path, mock_process: Any
+) -> None:
+    """Observer then judge: the judge's id was wrong. Its chains are superseded whole, so the
+    observer's step of each is sent again in the new chain (docs/ledger.md)."""
+    (tmp_path / "judge.toml").write_text('models = ["jud-model"]\n')
+    observers = mock_process()
+    judge = mock_process("--config", str(tmp_path / "judge.toml"))
+    config = tmp_path / "roles.toml"
+    text = (
+        '[run]\nname = "roles"\nruns_dir = "runs"\n\n'
+        + mock_model("obs", observers.base_url, "concurrency = 1\n")
+        + mock_model("jud", judge.base_url, "concurrency = 1\n")
+        + '[[benchmarks]]\nkind = "observe_judge"\nitems = 4\n'
+        + '[benchmarks.roles]\nobserver = ["obs"]\njudge = ["jud"]\n'
+    )
+    config.write_text(text.replace('"jud-model"', '"jud-modle"'))
+    run_dir = tmp_path / "runs" / "roles"
+    assert tally_kinds("run", str(config)).returncode == 3
+    assert observers.stats()["by_model"] == {"obs-model": 4}
+
+    config.write_text(text)
+    replaced = tally_kinds("run", str(config), "--replace-model", "jud")
+    assert replaced.returncode == 0, replaced.stderr
+    assert observers.stats()["by_model"] == {"obs-model": 8}
+    assert judge.stats()["by_model"] == {"jud-model": 4}
+    status = orjson.loads(tally_kinds("status", str(run_dir), "--json").stdout)
+    assert [(s["model"], s["calls"], s["chains"]) for s in status["superseded"]] == [("jud", 8, 4)]
+    assert status["overall"]["planned"] == status["overall"]["ok"] == 8
+    assert tally_kinds("verify", str(run_dir)).returncode == 0
