@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from evaltally.errors import PlanMismatchError
+from evaltally.ledger.batch_schema import held_by_open_batch
 from evaltally.ledger.current import SUPERSEDED_CHAINS, SUPERSEDED_KEY
 from evaltally.ledger.writer import Row, Writer
 from evaltally.records import canonical_json
@@ -90,6 +91,13 @@ async def supersede(
     unnamed = [r for r in fresh if not by_chain[r[1]] & replace.models]
     if unnamed or kept:
         raise _refusal(writer, unnamed, kept, replace)
+    if held := await _in_open_batch(writer, [r[3] for r in members]):
+        raise PlanMismatchError(
+            f"{writer.path}: {REPLACE_OPTION}: call {held[:12]}… is a line of a provider batch "
+            "still open, whose answer would come back to a superseded call; collect it first "
+            "(`tally resume` the run with the config it was started with), then replace; "
+            "nothing was changed"
+        )
     entries, calls = _entries(writer, replace, chains, members, by_chain)
     await writer.insert({"meta": entries})
     return [], calls
@@ -139,6 +147,21 @@ async def _rows(writer: Writer, column: str, values: list[Any]) -> list[tuple[An
         )
         out += [tuple(r) for r in await cur.fetchall()]
     return out
+
+
+async def _in_open_batch(writer: Writer, call_ids: list[str]) -> str | None:
+    """A call of `call_ids` whose attempt is a line of a batch not yet closed, if any."""
+    for i in range(0, len(call_ids), 900):
+        part = call_ids[i : i + 900]
+        cur = await writer.db.execute(
+            f"SELECT a.call_id FROM attempts a WHERE a.call_id IN ({','.join('?' * len(part))})"
+            f" AND a.kind = 'start' AND {held_by_open_batch('a')} LIMIT 1",
+            part,
+        )
+        row = await cur.fetchone()
+        if row is not None:
+            return str(row[0])
+    return None
 
 
 def _refusal(
