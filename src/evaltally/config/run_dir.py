@@ -52,15 +52,16 @@ def load_run_config(run_dir: Path) -> SweepConfig:
 def _planned_config(run_dir: Path) -> dict[str, object] | None:
     """The config entry the ledger recorded with its latest plan, if the ledger is readable."""
     from evaltally.ledger import latest_meta
-    from evaltally.ledger.files import ledger_path
+    from evaltally.ledger.files import ledger_path, ledger_tables
 
-    path = ledger_path(run_dir)
-    if not path.exists() or not path.stat().st_size:
-        return None
     try:
+        # Looked at without creating -wal/-shm files first: a lost ledger is described by what
+        # is left of it (Ledger.open), so nothing may be added beside it.
+        if "meta" not in ledger_tables(ledger_path(run_dir)):
+            return None
         value = latest_meta(run_dir, "config")
     except LedgerError:
-        return None  # a lost or damaged ledger: the commands that open it say so
+        return None  # a damaged ledger: the commands that open it say so
     return value if isinstance(value, dict) else None
 
 
