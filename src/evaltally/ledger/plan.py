@@ -222,7 +222,7 @@ def _returning(writer: Writer, chain: str) -> str:
         f"{writer.path}: the config's plan lists chain {chain[:12]}…, whose calls were "
         "superseded when a model was replaced (`tally status` lists the replacements): a "
         "superseded call never comes back. Replace the model again with a config that differs "
-        "from every earlier one of it, or start a new run directory"
+        "from every earlier one of it, or start a new run directory."
     )
 
 

@@ -96,7 +96,7 @@ async def supersede(
             f"{writer.path}: {REPLACE_OPTION}: call {held[:12]}… is a line of a provider batch "
             "still open, whose answer would come back to a superseded call; collect it first "
             "(`tally resume` the run with the config it was started with), then replace; "
-            "nothing was changed"
+            "nothing was changed."
         )
     entries, calls = _entries(writer, replace, chains, members, by_chain)
     await writer.insert({"meta": entries})
@@ -176,12 +176,12 @@ def _refusal(
         return PlanMismatchError(
             f"{writer.path}: {REPLACE_OPTION} {named} replaces only the calls of {named}, but "
             f"the config's plan also drops {len(unnamed)} recorded call(s) of "
-            f"{', '.join(models)} (e.g. {_examples(unnamed)}); nothing was changed"
+            f"{', '.join(models)} (e.g. {_examples(unnamed)}); nothing was changed."
         )
     return PlanMismatchError(
         f"{writer.path}: {REPLACE_OPTION} {named}: the config's plan keeps {len(kept)} call(s) "
         f"of chains it otherwise drops (e.g. {_examples(kept)}): a chain is replaced whole or "
-        "not at all; nothing was changed"
+        "not at all; nothing was changed."
     )
 
 

@@ -154,7 +154,7 @@ def _naming_changes(exc: PlanMismatchError, run: OpenRun) -> PlanMismatchError:
     if models and only_models and models <= kept and not models <= run.replace:
         options = " ".join(f"{REPLACE_OPTION} {m}" for m in sorted(models))
         text += (
-            " Or replace the changed model's calls (the old ones stay in the ledger, "
+            " To replace the changed models' calls instead (the old ones stay in the ledger, "
             "superseded) and keep every other model's answers: "
             f"`tally run {run.config.path} {options}`."
         )
