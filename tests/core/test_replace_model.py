@@ -105,6 +105,10 @@ def test_following_the_lane_stop_advice_replaces_the_model_and_keeps_the_others(
         conn.close()
     verified = tally("verify", str(run_dir))
     assert verified.returncode == 0, verified.stderr
+    assert tally("report", str(run_dir)).returncode == 0  # graded from the run's export
+    report = orjson.loads((run_dir / "report.json").read_text())
+    groups = {g["model"]: g for g in report["sections"]["prompts"]["groups"]}
+    assert (groups["m2"]["calls"], groups["m2"]["ok"], groups["m2"]["failed"]) == (6, 6, 0)
 
     again = tally(*advice)  # the same command again: nothing left to replace, nothing sent
     assert again.returncode == 0, again.stderr
