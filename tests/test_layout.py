@@ -127,3 +127,46 @@ def test_every_sql_statement_lives_in_the_ledger() -> None:
             else:
                 continue
             assert not statement.search(text), f"{path.relative_to(SRC)}: {text}"
+
+
+def _module_file(dotted: str) -> Path | None:
+    """The source file a dotted `evaltally...` name is, or None for a package's face (its
+    __init__.py hands names on; an import through it is no edge between two modules)."""
+    path = SRC.parent.joinpath(*dotted.split("."))
+    return path.with_suffix(".py") if path.with_suffix(".py").is_file() else None
+
+
+def _module_edges(path: Path) -> set[Path]:
+    targets: set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            dotted = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            dotted = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        else:
+            continue
+        found = (_module_file(d) for d in dotted if d.startswith("evaltally."))
+        targets.update(f for f in found if f is not None and f != path)
+    return targets
+
+
+def test_no_two_modules_import_each_other_even_lazily() -> None:
+    # A loop of imports, even one hidden in a function or under TYPE_CHECKING, means two files
+    # hold one job between them: split out what both need instead.
+    graph = {path: _module_edges(path) for path in SRC.rglob("*.py")}
+    loops: list[list[str]] = []
+    done: set[Path] = set()
+
+    def walk(path: Path, trail: list[Path]) -> None:
+        if path in trail:
+            loops.append([str(p.relative_to(SRC)) for p in trail[trail.index(path) :]])
+            return
+        if path in done:
+            return
+        for target in graph.get(path, ()):
+            walk(target, [*trail, path])
+        done.add(path)
+
+    for path in sorted(graph):
+        walk(path, [])
+    assert not loops, f"import loops: {loops}"

@@ -13,9 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from evaltally.errors import DataError
+from evaltally.ledger.export_columns import LEDGER_COLUMNS, Column
 from evaltally.ledger.export_formats import (
-    LEDGER_COLUMNS,
-    Column,
     convert_export,
     csv_cell,
     csv_value,

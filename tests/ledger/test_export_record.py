@@ -10,7 +10,7 @@ from pathlib import Path
 from ledger_testkit import answer, calls, new_run
 
 from evaltally.ledger import ExportRecord, export_rows
-from evaltally.ledger.export_formats import LEDGER_COLUMNS
+from evaltally.ledger.export_columns import LEDGER_COLUMNS
 from evaltally.ledger.export_record import FIELDS, USAGE_KEYS
 from evaltally.records import Status
 from testkit import REPO

@@ -237,12 +237,6 @@ class Benchmark(ABC):
     failed (the benchmark shows it as it likes) and carries on. The config's
     `on_failed_step` overrides it per benchmark."""
 
-    @classmethod
-    def variant(cls, config: BenchmarkConfig) -> type[Benchmark]:
-        """The class that runs this config: a kind whose roles depend on an option (a
-        `prompts` benchmark graded by a model adds a `grader` role) returns a subclass."""
-        return cls
-
     def __init__(self, config: BenchmarkConfig) -> None:
         self.config = config
         self.label = config.label
@@ -367,6 +361,11 @@ class BenchmarkKind:
     command, such as `tally fork RUN ...`); a kind has `cli` or `command`, not both."""
     cli_name: str | None = None
     """The sub-command's name when it is not the kind's name (DexBench: `tally dex ...`)."""
+    variant: str | None = None
+    """A function (config -> `Benchmark` subclass) choosing the class that runs one config, for
+    a kind whose roles depend on an option (a `prompts` benchmark graded by a model adds a
+    `grader` role); without it every config runs `benchmark`. It lives beside both classes, so
+    the base class never names its subclasses."""
 
     @property
     def mount_name(self) -> str:
@@ -374,10 +373,13 @@ class BenchmarkKind:
         return self.cli_name or self.name
 
     def benchmark_class(self) -> type[Benchmark]:
-        cls = _load(self.benchmark)
-        if not (isinstance(cls, type) and issubclass(cls, Benchmark)):
-            raise TypeError(f"{self.benchmark} is not a Benchmark subclass")
-        return cls
+        return _benchmark_subclass(_load(self.benchmark), self.benchmark)
+
+    def class_for(self, config: BenchmarkConfig) -> type[Benchmark]:
+        """The class that runs CONFIG: the kind's own, or the one its `variant` chooses."""
+        if self.variant is None:
+            return self.benchmark_class()
+        return _benchmark_subclass(_load(self.variant)(config), self.variant)
 
     def grader_class(self) -> type[Grader]:
         cls: type[Grader] = _load(self.grader)
@@ -390,3 +392,9 @@ class BenchmarkKind:
     def load_command(self) -> Callable[..., Any] | None:
         command: Callable[..., Any] | None = _load(self.command) if self.command else None
         return command
+
+
+def _benchmark_subclass(cls: Any, ref: str) -> type[Benchmark]:
+    if not (isinstance(cls, type) and issubclass(cls, Benchmark)):
+        raise TypeError(f"{ref} gave {cls!r}, not a Benchmark subclass")
+    return cls

@@ -57,4 +57,4 @@ def load_benchmark(config: BenchmarkConfig) -> Benchmark:
 def benchmark_class(config: BenchmarkConfig) -> type[Benchmark]:
     """The `Benchmark` class that runs one config (its kind's class, or the variant its
     options choose)."""
-    return get_kind(config.kind).benchmark_class().variant(config)
+    return get_kind(config.kind).class_for(config)

@@ -19,7 +19,6 @@ import contextlib
 import csv
 import os
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,45 +27,18 @@ import orjson
 from evaltally.errors import DataError, LedgerError
 from evaltally.jsonl import read_objects
 from evaltally.ledger.export import check_target, export_run
+from evaltally.ledger.export_columns import (
+    LEDGER_COLUMNS,
+    LEDGER_FIELDS,
+    Column,
+    flatten,
+    unflatten,
+)
 from evaltally.ledger.export_meta import meta_path, write_run_metadata
-from evaltally.ledger.export_record import EXPORT_SCHEMA_VERSION, USAGE_KEYS, ExportRow
+from evaltally.ledger.export_record import EXPORT_SCHEMA_VERSION, ExportRow
 
 FORMATS = (".jsonl", ".csv", ".parquet")
 BATCH_ROWS = 10_000
-
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    kind: str
-    """text | int | float | bool | json"""
-    ledger: bool = True
-    """A ledger field: present in every row (empty = null). Otherwise a benchmark field,
-    absent from some rows (empty = absent)."""
-
-
-LEDGER_COLUMNS: tuple[Column, ...] = (
-    Column("schema_version", "int"),
-    Column("call_id", "text"),
-    Column("chain_id", "text"),
-    Column("step", "int"),
-    Column("model", "text"),
-    Column("benchmark", "text"),
-    Column("protocol", "text"),
-    Column("item_id", "text"),
-    Column("sample", "int"),
-    Column("spec", "json"),
-    Column("status", "text"),
-    Column("attempts", "int"),
-    Column("raw_text", "text"),
-    Column("parsed", "json"),
-    Column("parse_path", "text"),
-    *(Column(f"usage_{k}", "int") for k in USAGE_KEYS),
-    Column("latency_ms", "float"),
-    Column("request_hash", "text"),
-    Column("reason", "text"),
-)
-_LEDGER_FIELDS = frozenset(c.name for c in LEDGER_COLUMNS) | {"usage"}
 
 
 def export_format(path: Path) -> str:
@@ -171,25 +143,10 @@ def _columns(source: Path) -> list[Column]:
     kinds: dict[str, set[str]] = {}
     for row in _rows(source):
         for key, value in row.items():
-            if key not in _LEDGER_FIELDS:
+            if key not in LEDGER_FIELDS:
                 kinds.setdefault(key, set()).add(_kind(value))
     extra = [Column(k, s.pop() if len(s) == 1 else "json", ledger=False) for k, s in kinds.items()]
     return [*LEDGER_COLUMNS, *extra]
-
-
-def flatten(row: Mapping[str, Any]) -> dict[str, Any]:
-    """An export row as flat columns: `usage` split into `usage_*` (absent keys stay absent)."""
-    flat = {k: v for k, v in row.items() if k != "usage"}
-    usage = row.get("usage") or {}
-    for key in USAGE_KEYS:
-        flat[f"usage_{key}"] = usage.get(key)
-    return flat
-
-
-def unflatten(flat: dict[str, Any]) -> dict[str, Any]:
-    usage = {key: flat.pop(f"usage_{key}", None) for key in USAGE_KEYS}
-    flat["usage"] = None if all(v is None for v in usage.values()) else usage
-    return flat
 
 
 def _reads_as_json(text: str) -> bool:

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from evaltally.errors import DataError
-from evaltally.ledger.export_formats import Column, unflatten
+from evaltally.ledger.export_columns import Column, unflatten
 
 _TYPES = {"text": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
 _META_KIND = b"evaltally.kind"

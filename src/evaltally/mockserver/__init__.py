@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from evaltally.mockserver.config import FAULT_KINDS, FaultRule, MockConfig
+from evaltally.mockserver.config import MockConfig
+from evaltally.mockserver.fault_rules import FAULT_KINDS, FaultRule
 
 if TYPE_CHECKING:
     from evaltally.mockserver.server import MockServer, serve

@@ -13,7 +13,8 @@ from typing import Any
 import typer
 
 from evaltally.errors import EvaltallyError
-from evaltally.mockserver.config import FaultRule, MockConfig
+from evaltally.mockserver.config import MockConfig
+from evaltally.mockserver.fault_rules import FaultRule
 
 MAX_PORT = 65535
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from evaltally.mockserver.config import RATE_KNOBS, FaultRule, MockConfig
+from evaltally.mockserver.config import RATE_KNOBS, MockConfig
+from evaltally.mockserver.fault_rules import FaultRule
 
 # What each random-rate knob injects (malformed is split three ways by a second draw).
 _RATE_KIND = {

@@ -99,17 +99,10 @@ def answers(
     against the mock then shows verification passing."""
     import orjson
 
-    from evaltally import load_config
-    from evaltally.benchmarks.binding import load_benchmarks
-    from evaltally.plan.sweep import iter_plan
-
     def go() -> int:
         _refuse_existing(out, force=force)
-        cfg = load_config(config)
-        benchmarks = load_benchmarks(cfg)
         lines: dict[str, bytes] = {}
-        for call in iter_plan(cfg, benchmarks):
-            bench = benchmarks[call.benchmark]
+        for bench, call in kinds.planned_calls(config):
             if bench.kind != "dexbench":
                 continue
             messages = bench.render(call, [])

@@ -8,4 +8,5 @@ KIND = BenchmarkKind(
     title="Prompts",
     benchmark="evaltally.benchmarks.prompts.benchmark:PromptsBenchmark",
     grader="evaltally.benchmarks.prompts.report:PromptsGrader",
+    variant="evaltally.benchmarks.prompts.graded:benchmark_for",
 )

@@ -139,14 +139,6 @@ class PromptsBenchmark(Benchmark):
         if self.scorer is not None:
             self._check_targets()
 
-    @classmethod
-    def variant(cls, config: BenchmarkConfig) -> type[Benchmark]:
-        if config.options.get("scorer") == "model":
-            from evaltally.benchmarks.prompts.graded import ModelGradedPrompts
-
-            return ModelGradedPrompts
-        return cls
-
     def _scorer(self, opts: PromptsOptions) -> scorers.ScorerSpec | None:
         if opts.scorer is None:
             return None

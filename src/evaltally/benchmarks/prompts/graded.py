@@ -24,6 +24,7 @@ from evaltally.benchmarks.base import (
 )
 from evaltally.benchmarks.prompts import scorers
 from evaltally.benchmarks.prompts.benchmark import PromptsBenchmark, PromptsOptions
+from evaltally.config import BenchmarkConfig
 from evaltally.errors import DataError
 from evaltally.prompts import prompts as texts
 from evaltally.records import Message, PlannedCall, content_hash
@@ -137,3 +138,8 @@ class ModelGradedPrompts(PromptsBenchmark):
         if self.rubric_path is not None:
             sources.append(DataSource(str(self.rubric_path), file_sha256(self.rubric_path)))
         return sources
+
+
+def benchmark_for(config: BenchmarkConfig) -> type[PromptsBenchmark]:
+    """The `prompts` kind's variant: a config scored by a model runs `ModelGradedPrompts`."""
+    return ModelGradedPrompts if config.options.get("scorer") == "model" else PromptsBenchmark

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaltally.errors import ConfigError
+from evaltally.mockserver.fault_rules import FaultRule
 
 BATCH_FAULT_KINDS = ("upload_error", "create_lost", "fail", "expire", "download_drop")
 """upload_error: the file upload answers 503 and stores nothing.
@@ -40,8 +41,6 @@ def coerce_batch_knob(source: str, key: str, value: Any) -> Any:
         if key == "batch_faults":
             return tuple(_fault(source, i, v) for i, v in enumerate(_list(source, key, value)))
         if key == "batch_line_faults":
-            from evaltally.mockserver.config import FaultRule
-
             items = _list(source, key, value)
             return tuple(
                 v if isinstance(v, FaultRule) else FaultRule.from_mapping(v, f"{key}[{i}]")

@@ -23,8 +23,8 @@ from typing import Any
 import orjson
 
 from evaltally.mockserver.answers import Prompt
-from evaltally.mockserver.config import FaultRule
 from evaltally.mockserver.dialects import DIALECTS, ClientFault, Dialect, ErrorReply, ReplyContext
+from evaltally.mockserver.fault_rules import FaultRule
 from evaltally.mockserver.state import MockState
 
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})

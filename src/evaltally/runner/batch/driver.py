@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from evaltally.errors import LedgerError
 from evaltally.ledger import Ledger
 from evaltally.runner import clock as clk
+from evaltally.runner.batch.context import BatchBudget, BatchContext
 from evaltally.runner.call import LaneUnit
 from evaltally.runner.scheduler import ChainWork, Scheduler
 from evaltally.runner.transport import Transport
@@ -29,14 +28,6 @@ async def refuse_open_batches_in_sync_mode(ledger: Ledger, units: dict[str, Lane
             )
 
 
-@dataclass(frozen=True)
-class BatchBudget:
-    """The run's budget as a batch sees it before submitting: the limit and what is spent."""
-
-    limit: float
-    spent: Callable[[], float]
-
-
 class BatchDriver:
     def __init__(
         self,
@@ -45,10 +36,7 @@ class BatchDriver:
         budget: BatchBudget | None = None,
         sleep: clk.Sleep = clk.sleep,
     ) -> None:
-        self.scheduler = scheduler
-        self.transport = transport
-        self.budget = budget
-        self.sleep = sleep
+        self.context = BatchContext(scheduler, transport, budget, sleep)
 
     async def run(self, work: list[ChainWork]) -> None:
         if not work:
@@ -60,4 +48,5 @@ class BatchDriver:
             by_model[item.chain.calls[0].model].append(item)
         async with asyncio.TaskGroup() as group:
             for model, items in by_model.items():
-                group.create_task(ModelRounds(self, self.scheduler.units[model], items).run())
+                unit = self.context.scheduler.units[model]
+                group.create_task(ModelRounds(self.context, unit, items).run())

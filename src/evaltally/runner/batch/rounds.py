@@ -16,7 +16,7 @@ import hashlib
 import re
 import time
 from collections import Counter
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from evaltally.adapters.base import HttpAdapter
 from evaltally.adapters.batch import batch_adapter
@@ -24,6 +24,7 @@ from evaltally.adapters.batch.base import BatchItem, BatchLimits, LineResult, no
 from evaltally.ledger import RecordedAnswer, request_hash
 from evaltally.ledger.batches import OpenBatch
 from evaltally.records import AttemptError, PlannedCall, Status
+from evaltally.runner.batch.context import BatchContext
 from evaltally.runner.batch.control import BatchControlError, Control
 from evaltally.runner.batch.cursor import ChainCursor, Proof
 from evaltally.runner.batch.lifecycle import Batch, Lifecycle, Member
@@ -33,20 +34,17 @@ from evaltally.runner.lane import LaneStopped
 from evaltally.runner.scheduler import ChainWork
 from evaltally.tokens import count_messages
 
-if TYPE_CHECKING:
-    from evaltally.runner.batch.driver import BatchDriver
-
 
 class ModelRounds:
-    def __init__(self, driver: BatchDriver, unit: LaneUnit, work: list[ChainWork]) -> None:
+    def __init__(self, context: BatchContext, unit: LaneUnit, work: list[ChainWork]) -> None:
         assert unit.model.batch is not None
-        self.driver = driver
-        self.scheduler = driver.scheduler
+        self.context = context
+        self.scheduler = context.scheduler
         self.unit = unit
         self.settings = unit.model.batch
         self.adapter = batch_adapter(self.settings.kind, cast(HttpAdapter, unit.adapter))
-        control = Control(unit, driver.transport, driver.sleep)
-        self.life = Lifecycle(unit, self.adapter, control, self.scheduler.ledger, driver.sleep)
+        control = Control(unit, context.transport, context.sleep)
+        self.life = Lifecycle(unit, self.adapter, control, self.scheduler.ledger, context.sleep)
         self.lines = LineRecorder(unit, self.scheduler.ledger, self._record)
         self.limits = BatchLimits(self.settings.max_requests, self.settings.max_bytes)
         benchmarks = self.scheduler.benchmarks
@@ -116,7 +114,7 @@ class ModelRounds:
     def _within_budget(self, members: list[Member]) -> list[Member]:
         """The members whose estimated batch cost (input estimate + max_tokens at the batch
         price) fits in what is left of the budget; the rest are recorded blocked."""
-        budget, price = self.driver.budget, self.unit.model.price
+        budget, price = self.context.budget, self.unit.model.price
         if budget is None or price is None:
             return members
         left = budget.limit - budget.spent()
