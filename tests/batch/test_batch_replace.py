@@ -5,18 +5,13 @@ goes through."""
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from batch_kit import batch_sweep, prompts_benchmark
 
-from testkit import FAKE_KEY, tally
+from testkit import kill_run_when, tally
 
 
 def _created(db: Path) -> bool:
@@ -42,19 +37,7 @@ def test_replacing_a_model_with_an_open_batch_is_refused(tmp_path: Path, mock_pr
         benchmark=bench,
     )  # fmt: skip
     run_dir = tmp_path / "runs" / "b"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "evaltally", "run", str(config)],
-        env={**os.environ, "EVALTALLY_TEST_KEY": FAKE_KEY},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 60
-    while proc.poll() is None and time.monotonic() < deadline:
-        if _created(run_dir / "ledger.sqlite"):
-            break
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    kill_run_when(config, lambda: _created(run_dir / "ledger.sqlite"))
     assert _created(run_dir / "ledger.sqlite")
 
     original = config.read_text()
