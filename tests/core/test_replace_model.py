@@ -197,22 +197,33 @@ def test_a_kill_during_the_replacement_then_resume_is_exact(
 def test_a_run_killed_before_its_config_copy_was_updated_resumes_from_the_ledger(
     tmp_path: Path, mock_process: Any
 ) -> None:
-    """The new plan and its config are one transaction; the copy is written after. A kill in
-    between leaves the old copy beside the new plan: resume follows the ledger."""
+    """The new plan and its config commit together in the ledger; the config, staged beside
+    the copy before, replaces the copy after. A kill in between leaves the old copy and the
+    staged file: resume follows the staged config, which the ledger shows committed."""
     mock, config = _start(tmp_path, mock_process, 4)
     run_dir = tmp_path / "runs" / "t"
     assert tally("run", str(config)).returncode == 3
     old_copy = (run_dir / "config.toml").read_text()
     config.write_text(config.read_text().replace('"m2-modle"', '"m2-model"'))
     assert tally("run", str(config), "--replace-model", "m2").returncode == 0
+    assert not (run_dir / "config.toml.next").exists()
     sent = mock.stats()["total"]
 
-    (run_dir / "config.toml").write_text(old_copy)  # as if killed before the copy was kept
+    # As if killed after the commit, before the copy was replaced.
+    (run_dir / "config.toml.next").write_text((run_dir / "config.toml").read_text())
+    (run_dir / "config.toml").write_text(old_copy)
     resumed = tally("resume", str(run_dir))
     assert resumed.returncode == 0, resumed.stderr
     assert mock.stats()["total"] == sent
     assert '"m2-model"' in (run_dir / "config.toml").read_text()
+    assert not (run_dir / "config.toml.next").exists()
     assert _status(run_dir)["overall"]["ok"] == 8
+
+    # A staged config the ledger never committed (killed before the commit) is ignored.
+    (run_dir / "config.toml.next").write_text(old_copy.replace("max_tokens = 64", "max_tokens = 9"))
+    assert tally("resume", str(run_dir)).returncode == 0
+    assert mock.stats()["total"] == sent
+    assert "max_tokens = 9" not in (run_dir / "config.toml").read_text()
 
 
 def test_a_chain_binding_the_replaced_model_with_another_is_replaced_whole(

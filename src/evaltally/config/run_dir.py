@@ -16,7 +16,18 @@ from evaltally.config import SweepConfig, load_config
 from evaltally.errors import LedgerError
 from evaltally.ledger.files import CONFIG_COPY, CONFIG_DIR_FILE, write_failure
 
-__all__ = ["CONFIG_COPY", "keep_config_copy", "load_run_config", "write_derived_config"]
+__all__ = [
+    "CONFIG_COPY",
+    "STAGED_COPY",
+    "keep_config_copy",
+    "load_run_config",
+    "stage_config_copy",
+    "write_derived_config",
+]
+
+STAGED_COPY = CONFIG_COPY + ".next"
+"""The config a session is about to record a changed plan from, written before the plan's
+commit and renamed over the copy after it (see `stage_config_copy`)."""
 
 
 def load_run_config(run_dir: Path) -> SweepConfig:
@@ -36,17 +47,40 @@ def load_run_config(run_dir: Path) -> SweepConfig:
     base_file = run_dir / CONFIG_DIR_FILE
     base = Path(base_file.read_text().strip()) if base_file.exists() else run_dir
     text = copy.read_text(encoding="utf-8")
-    planned = _planned_config(run_dir)
-    if planned is not None and planned.get("text") not in (None, text):
-        # The last plan was recorded from this config, and the session was killed before it
-        # updated the copy: the ledger is the truth (its config entry is in the plan's
-        # transaction); the next session brings the copy up to date.
-        text = str(planned["text"])
-        origin = Path(str(planned.get("path", copy)))
-        base = origin.parent if origin.name != CONFIG_COPY else base
+    staged = _committed_stage(run_dir)
+    if staged is not None:
+        text, base = staged
     config = load_config(copy, base_dir=base, text=text)
     # The run directory is wherever the run lives now, even if it was moved.
     return replace(config, path=copy, name=run_dir.name, runs_dir=run_dir.parent)
+
+
+def stage_config_copy(config: SweepConfig, run_dir: Path) -> None:
+    """Before a continued run records a plan from a changed config: stage the config beside
+    the copy. The plan and the config it came from commit together in the ledger; a session
+    killed after that commit and before `keep_config_copy` leaves the staged file, and the
+    ledger says it was committed (`load_run_config` then follows it). A copy the user edits
+    (grading-only options) is never second-guessed: only a staged file is compared."""
+    copy, staged = run_dir / CONFIG_COPY, run_dir / STAGED_COPY
+    try:
+        if copy.exists() and copy.read_text(encoding="utf-8") == config.text:
+            staged.unlink(missing_ok=True)
+            return
+        staged.write_text(config.text, encoding="utf-8")
+    except OSError as exc:
+        raise write_failure(exc, staged, "stage the config copy") from exc
+
+
+def _committed_stage(run_dir: Path) -> tuple[str, Path] | None:
+    """(text, base directory) of a staged config whose plan the ledger committed last."""
+    staged = run_dir / STAGED_COPY
+    if not staged.exists():
+        return None
+    text = staged.read_text(encoding="utf-8")
+    planned = _planned_config(run_dir)
+    if planned is None or planned.get("text") != text:
+        return None  # killed before the commit: the run follows its copy
+    return text, Path(str(planned.get("path", staged))).parent
 
 
 def _planned_config(run_dir: Path) -> dict[str, object] | None:
@@ -77,6 +111,7 @@ def keep_config_copy(config: SweepConfig, run_dir: Path) -> None:
             tmp.replace(copy)
         if config.path.resolve() != copy.resolve() and not unchanged:
             (run_dir / CONFIG_DIR_FILE).write_text(str(config.path.parent.resolve()))
+        (run_dir / STAGED_COPY).unlink(missing_ok=True)
     except OSError as exc:
         raise write_failure(exc, copy, "keep the config copy") from exc
 

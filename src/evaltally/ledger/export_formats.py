@@ -68,7 +68,9 @@ def write_export(
     beside it (ledger/export_meta.py); returns the row count. A run's own files are never
     written over; another existing file only with `force`."""
     out = Path(out)
-    check_target(meta_path(out), Path(run_dir), force=force)
+    # The metadata belongs to the rows: written whenever they are (a file left by an earlier
+    # export whose rows were deleted is replaced), never over a run's own files.
+    check_target(meta_path(out), Path(run_dir), force=True)
     n = _write_rows(run_dir, out, enrich, force)
     write_run_metadata(run_dir, out, n)
     return n

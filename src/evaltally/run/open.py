@@ -17,7 +17,13 @@ from evaltally.benchmarks.enrich import data_sources, parents
 from evaltally.config import SweepConfig, read_api_keys
 from evaltally.config.changes import config_changes, describe_changes
 from evaltally.config.checks import make_run_dir
-from evaltally.config.run_dir import CONFIG_COPY, keep_config_copy, load_run_config
+from evaltally.config.run_dir import (
+    CONFIG_COPY,
+    STAGED_COPY,
+    keep_config_copy,
+    load_run_config,
+    stage_config_copy,
+)
 from evaltally.errors import ConfigError, EvaltallyError, PlanMismatchError
 from evaltally.ledger import Ledger, PlanDelta
 from evaltally.ledger.supersede import REPLACE_OPTION, Replacement
@@ -107,6 +113,8 @@ async def record_plan(run: OpenRun) -> tuple[PlanDelta, int]:
     if not run.started:
         # Kept before the plan is written, so a run killed while planning can be resumed.
         keep_config_copy(config, run.run_dir)
+    else:
+        stage_config_copy(config, run.run_dir)
     try:
         delta = await ledger.record_plan(
             lambda: plan_rows(config, benchmarks),
@@ -114,6 +122,7 @@ async def record_plan(run: OpenRun) -> tuple[PlanDelta, int]:
             meta=[("config", {"path": str(config.path), "text": config.text})],
         )
     except PlanMismatchError as exc:
+        (run.run_dir / STAGED_COPY).unlink(missing_ok=True)
         raise _naming_changes(exc, run) from None
     await ledger.set_meta("data_sources", data_sources(benchmarks))
     lineage = parents(benchmarks)
