@@ -14,7 +14,7 @@ from pathlib import Path
 
 from evaltally.config import SweepConfig, load_config
 from evaltally.errors import LedgerError
-from evaltally.ledger.files import CONFIG_COPY, CONFIG_DIR_FILE, write_failure
+from evaltally.ledger.files import CONFIG_COPY, CONFIG_DIR_FILE, STAGED_COPY, write_failure
 
 __all__ = [
     "CONFIG_COPY",
@@ -24,10 +24,6 @@ __all__ = [
     "stage_config_copy",
     "write_derived_config",
 ]
-
-STAGED_COPY = CONFIG_COPY + ".next"
-"""The config a session is about to record a changed plan from, written before the plan's
-commit and renamed over the copy after it (see `stage_config_copy`)."""
 
 
 def load_run_config(run_dir: Path) -> SweepConfig:
