@@ -115,6 +115,19 @@ def test_following_the_lane_stop_advice_replaces_the_model_and_keeps_the_others(
     assert mock.stats()["total"] == 13
 
 
+def test_a_resumed_run_s_advice_names_the_config_it_cannot_know(
+    tmp_path: Path, mock_process: Any
+) -> None:
+    """`tally resume` reads the run's own copy, which is not the file to edit: the advice
+    names CONFIG and says which file that is."""
+    _, config = _start(tmp_path, mock_process, 2)
+    assert tally("run", str(config)).returncode == 3
+    resumed = tally("resume", str(tmp_path / "runs" / "t"))
+    assert resumed.returncode == 3
+    assert "then `tally run CONFIG --replace-model m2`" in resumed.stdout
+    assert "CONFIG: the config file the run was started from" in resumed.stdout
+
+
 def test_any_other_change_is_still_refused_with_the_keys_named(
     tmp_path: Path, mock_process: Any
 ) -> None:

@@ -102,7 +102,7 @@ def _fix_hint(config: SweepConfig, run_dir: Path) -> tuple[str, str]:
     user's own file, not the run's copy, which `tally run` would read as a new run."""
     copy = run_dir / CONFIG_COPY
     path = config.path if config.path.resolve() != copy.resolve() else None
-    return (str(path) if path else "CONFIG (the file the run was started from)", str(run_dir))
+    return (str(path) if path else "CONFIG", str(run_dir))
 
 
 async def record_plan(run: OpenRun) -> tuple[PlanDelta, int]:

@@ -54,7 +54,8 @@ class LaneUnit:
     adapter: HttpAdapter | None
     endpoint: Endpoint | None
     fix_hint: tuple[str, str] = ("CONFIG", "RUN")
-    """(the config file, the run directory) a lane's stop reason names in its advice."""
+    """(the config file, the run directory) a lane's stop reason names in its advice; "CONFIG"
+    when the session read the run's copy (`tally resume`), which names no file of the user's."""
     offline: bool = field(init=False)
 
     def __post_init__(self) -> None:
@@ -333,7 +334,8 @@ def _stop_reason(unit: LaneUnit, error: AttemptError) -> str:
             f"{key}: the endpoint does not serve model {unit.model.model!r} "
             f"({error.error_class}: {error.detail}); fix `model` (or `base_url`) of {key} in "
             f"{config}, then `tally run {config} --replace-model {key}` (the other models' "
-            "answers are kept)"
+            "answers are kept"
+            + ("; CONFIG: the config file the run was started from)" if config == "CONFIG" else ")")
         )
     if error.status != 429:
         return (
