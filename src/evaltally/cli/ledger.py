@@ -89,9 +89,9 @@ def _print_status(data: dict[str, Any]) -> None:
     out.print(f"state: {data['state']} ({STATE_NOTES[data['state']]})", highlight=False)
     for lane, why in data.get("lanes_waiting", {}).items():
         out.print(f"lane {lane}: {why}", markup=False, highlight=False)
-    for sup in data.get("superseded", []):
-        from evaltally.ledger.lock import iso
+    from evaltally.ledger.lock import iso
 
+    for sup in data.get("superseded", []):
         why = "; ".join(sup["changes"]) or "config changed"
         out.print(
             f"superseded: {sup['calls']:,} call(s) of {sup['model']} at {iso(sup['at'])} "
