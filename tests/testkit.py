@@ -111,11 +111,13 @@ def tally_background(*args: str) -> subprocess.Popen[bytes]:
     )
 
 
-def kill_run_when(config: Path, ready: Callable[[], bool], timeout: float = 60) -> None:
-    """`tally run CONFIG` as a subprocess, killed with SIGKILL as soon as `ready()` holds (or
-    the run ends, or `timeout` seconds pass): a crash at a moment the test chooses."""
+def kill_run_when(
+    config: Path, ready: Callable[[], bool], timeout: float = 60, *, options: tuple[str, ...] = ()
+) -> None:
+    """`tally run CONFIG [options]` as a subprocess, killed with SIGKILL as soon as `ready()`
+    holds (or the run ends, or `timeout` seconds pass): a crash at a moment the test chooses."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "evaltally", "run", str(config)],
+        [sys.executable, "-m", "evaltally", "run", str(config), *options],
         env={**os.environ, "EVALTALLY_TEST_KEY": FAKE_KEY},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -162,6 +162,11 @@ class RateLimitSnapshot:
     reset say (adapters/ratelimit_headers.py)."""
     window_tokens_s: float = 60.0
     """The window `limit_tokens` counts over (seconds)."""
+    # Where a limit was read (the export's run metadata names it): provenance, not part of
+    # what the headers said, so two snapshots with the same values are equal.
+    header_requests: str | None = field(default=None, compare=False)
+    """The header `limit_requests` was read from."""
+    header_tokens: str | None = field(default=None, compare=False)
 
     def per_minute(self, limit: int | None, window_s: float) -> float | None:
         """A limit as a rate per minute, when its window is a minute or shorter; None for a

@@ -90,33 +90,16 @@ def _int(value: str | None) -> int | None:
 def openai_snapshot(headers: Mapping[str, str]) -> RateLimitSnapshot | None:
     """The OpenAI-style headers and the per-host variants above (Together, Mistral, IETF
     RateLimit), or None when none of them parse."""
-    get = headers.get
     requests = (
-        _family(
-            get("x-ratelimit-limit-requests"),
-            get("x-ratelimit-remaining-requests"),
-            get("x-ratelimit-reset-requests"),
-            60.0,
-            stretch=True,
-        )
-        or _family(
-            get("x-ratelimit-limit"), get("x-ratelimit-remaining"), get("x-ratelimit-reset"), 1.0
-        )
+        _family(headers, "x-ratelimit-%s-requests", 60.0, stretch=True)
+        or _family(headers, "x-ratelimit-%s", 1.0)
         or _ietf(headers)
     )
     tokens = (
-        _family(
-            get("x-ratelimit-limit-tokens"),
-            get("x-ratelimit-remaining-tokens"),
-            get("x-ratelimit-reset-tokens"),
-            60.0,
-        )
-        or _family(get("x-tokenlimit-limit"), get("x-tokenlimit-remaining"), None, 1.0)
+        _family(headers, "x-ratelimit-%s-tokens", 60.0)
+        or _family(headers, "x-tokenlimit-%s", 1.0, reset=False)
         or _family(
-            get("x-ratelimitbysize-limit-minute"),
-            get("x-ratelimitbysize-remaining-minute"),
-            get("x-ratelimitbysize-reset"),
-            60.0,
+            headers, "x-ratelimitbysize-%s-minute", 60.0, reset_name="x-ratelimitbysize-reset"
         )
     )
     snapshot = RateLimitSnapshot(**_fields("requests", requests), **_fields("tokens", tokens))
@@ -129,22 +112,35 @@ class _Limit:
     remaining: int | None
     reset_s: float | None
     window_s: float
+    header: str | None = None
+    """The header the limit was read from."""
 
 
 def _family(
-    limit: str | None,
-    remaining: str | None,
-    reset: str | None,
+    headers: Mapping[str, str],
+    names: str,
     documented_s: float,
     *,
     stretch: bool = False,
+    reset: bool = True,
+    reset_name: str | None = None,
 ) -> _Limit | None:
-    """One limit's headers over its documented window. With `stretch` (request limits under
-    OpenAI's names, which hosts use for per-minute and per-day limits alike) a reset past the
-    window tells a longer one: a limit cannot reset later than its window ends. Token resets
-    are not read so: OpenAI's own documentation shows a per-minute token limit resetting in
-    "6m0s"."""
-    found = _Limit(_int(limit), _int(remaining), parse_duration(reset), documented_s)
+    """One limit's headers (`names` % "limit", "remaining", "reset"; `reset_name` when the
+    reset is named otherwise, none without `reset`) over its documented window. With
+    `stretch` (request limits under OpenAI's names, which hosts use for per-minute and per-day
+    limits alike) a reset past the window tells a longer one: a limit cannot reset later than
+    its window ends. Token resets are not read so: OpenAI's own documentation shows a
+    per-minute token limit resetting in "6m0s"."""
+    limit, remaining = names % "limit", names % "remaining"
+    reset_header = (reset_name or names % "reset") if reset else None
+    reset_value = headers.get(reset_header) if reset_header else None
+    found = _Limit(
+        _int(headers.get(limit)),
+        _int(headers.get(remaining)),
+        parse_duration(reset_value),
+        documented_s,
+        _named(headers, limit),
+    )
     if found.limit is None and found.remaining is None and found.reset_s is None:
         return None
     if stretch and found.reset_s is not None and found.reset_s > documented_s + 1.0:
@@ -161,6 +157,7 @@ def _fields(kind: str, found: _Limit | None) -> dict[str, Any]:
         f"remaining_{kind}": found.remaining,
         f"reset_{kind}_s": found.reset_s,
         f"window_{kind}_s": found.window_s,
+        f"header_{kind}": found.header,
     }
 
 
@@ -198,6 +195,7 @@ def _ietf(headers: Mapping[str, str]) -> _Limit | None:
         _int(state.get("r")),
         None if "t" not in state else float(state["t"]),
         window,
+        "ratelimit-policy" if "q" in policy else None,
     )
 
 
@@ -215,8 +213,14 @@ def anthropic_snapshot(
         limit_tokens=_int(headers.get(f"{prefix}{token_kind}-limit")),
         remaining_tokens=_int(headers.get(f"{prefix}{token_kind}-remaining")),
         reset_tokens_s=parse_rfc3339_delay(headers.get(f"{prefix}{token_kind}-reset"), now),
+        header_requests=_named(headers, prefix + "requests-limit"),
+        header_tokens=_named(headers, f"{prefix}{token_kind}-limit"),
     )
     return None if snapshot == RateLimitSnapshot() else snapshot
+
+
+def _named(headers: Mapping[str, str], name: str) -> str | None:
+    return name if _int(headers.get(name)) is not None else None
 
 
 def _anthropic_token_kind(headers: Mapping[str, str]) -> str:

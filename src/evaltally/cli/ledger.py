@@ -89,6 +89,16 @@ def _print_status(data: dict[str, Any]) -> None:
     out.print(f"state: {data['state']} ({STATE_NOTES[data['state']]})", highlight=False)
     for lane, why in data.get("lanes_waiting", {}).items():
         out.print(f"lane {lane}: {why}", markup=False, highlight=False)
+    from evaltally.ledger.lock import iso
+
+    for sup in data.get("superseded", []):
+        why = "; ".join(sup["changes"]) or "config changed"
+        out.print(
+            f"superseded: {sup['calls']:,} call(s) of {sup['model']} at {iso(sup['at'])} "
+            f"({why}); kept in the ledger, out of every count",
+            markup=False,
+            highlight=False,
+        )
     for lane, learned in data.get("lane_limits", {}).items():
         out.print(f"lane {lane} limits: {_limits_text(learned)}", markup=False, highlight=False)
     if data["batches"]:
@@ -117,10 +127,12 @@ def export(
     def go() -> None:
         from evaltally.ledger.export import check_target
         from evaltally.ledger.export_formats import write_export
+        from evaltally.ledger.export_meta import meta_path
 
         check_target(output, run_dir, force=force)  # before the config copy is even read
         n = write_export(run_dir, output, enrich=export_enricher(run_dir), force=force)
-        out.print(f"wrote {n:,} rows to {output}", highlight=False)
+        meta = meta_path(output)
+        out.print(f"wrote {n:,} rows to {output} (run metadata: {meta})", highlight=False)
 
     guard(go, resumable=True)
 

@@ -77,7 +77,12 @@ def plan(config: ConfigFile) -> None:
     guard(go, resumable=True)
 
 
-def run_config(load: Callable[[], Any], budget: float | None, start_over: bool = False) -> None:
+def run_config(
+    load: Callable[[], Any],
+    budget: float | None,
+    start_over: bool = False,
+    replace: frozenset[str] = frozenset(),
+) -> None:
     """Run the sweep `load()` returns (plan, ledger, every pending call), print the summary and
     exit with the documented status. Shared by run, resume and the commands that start a run
     of their own (`tally fork`, `tally scae cte-judge`)."""
@@ -90,7 +95,9 @@ def run_config(load: Callable[[], Any], budget: float | None, start_over: bool =
         limit = check_budget(budget, "command line", "--budget")
         cfg = load()
         opened.append(cfg.run_dir)
-        session = run_session(cfg, command=command_line(), budget_usd=limit, start_over=start_over)
+        session = run_session(
+            cfg, command=command_line(), budget_usd=limit, start_over=start_over, replace=replace
+        )
         result = asyncio.run(session)
         for line in result.failures[:MAX_LISTED_FAILURES]:
             err.print(f"failed: {line}")
@@ -104,6 +111,11 @@ def run_config(load: Callable[[], Any], budget: float | None, start_over: bool =
             f"planned calls: {result.planned:,} ({result.added:,} new this session); "
             f"interrupted attempts marked: {result.interrupted_attempts}"
         )
+        for key, n in result.superseded.items():
+            lines.append(
+                f"  {key}: {n:,} recorded call(s) superseded by --replace-model (kept in the "
+                "ledger, out of every count)"
+            )
         for name, lane in result.endpoint_lanes.items():
             s = lane.stats
             lines.append(
@@ -118,7 +130,13 @@ def run_config(load: Callable[[], Any], budget: float | None, start_over: bool =
         for line in lines:
             out.print(line)
         if not result.complete:
-            err.print(f"incomplete: continue with `tally resume {result.run_dir}`")
+            resume = f"`tally resume {result.run_dir}`"
+            if any(lane.stop_reason for lane in result.endpoint_lanes.values()):
+                # A stopped lane's line names its own fix (a new model id is no resume).
+                err.print(f"incomplete: a lane stopped; its line above says what to fix and how "
+                          f"to continue (otherwise: {resume})")  # fmt: skip
+            else:
+                err.print(f"incomplete: continue with {resume}")
             return EXIT_INCOMPLETE
         return EXIT_OK
 
@@ -136,11 +154,23 @@ def _batch_rounds(run_dir: Path) -> list[str]:
     return ["batch rounds (all sessions):", *rounds_summary(rounds)]
 
 
-def run(config: ConfigFile, budget: Budget = None, start_over: StartOver = False) -> None:
+def run(
+    config: ConfigFile,
+    budget: Budget = None,
+    start_over: StartOver = False,
+    replace_model: list[str] = typer.Option(
+        [],
+        "--replace-model",
+        metavar="KEY",
+        help="the config changed this model (its id, params, reasoning): supersede its "
+        "recorded calls (kept in the ledger, out of every count) and run its new ones; every "
+        "other model's answers are kept. Repeat for several models",
+    ),
+) -> None:
     """Plan the sweep into the ledger, then run every planned call."""
     from evaltally.config import load_config
 
-    run_config(lambda: load_config(config), budget, start_over)
+    run_config(lambda: load_config(config), budget, start_over, frozenset(replace_model))
 
 
 def resume(run_dir: RunDir, budget: Budget = None, start_over: StartOver = False) -> None:

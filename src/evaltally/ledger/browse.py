@@ -10,7 +10,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from evaltally.ledger.current import CURRENT_OUTCOME, join_current
+from evaltally.ledger.current import CURRENT_OUTCOME, PLANNED, join_current
 from evaltally.ledger.files import connect_ro, ledger_path, translate
 
 Row = tuple[Any, ...]
@@ -57,7 +57,7 @@ def final_answers_before(conn: sqlite3.Connection, chain_id: str, step: int) -> 
 
 def plan_cells(conn: sqlite3.Connection) -> list[Row]:
     """The distinct (model, benchmark, protocol) of the plan."""
-    return conn.execute("SELECT DISTINCT model, benchmark, protocol FROM planned").fetchall()
+    return conn.execute(f"SELECT DISTINCT model, benchmark, protocol FROM {PLANNED} p").fetchall()
 
 
 def live_session(conn: sqlite3.Connection) -> dict[str, Any] | None:
@@ -117,8 +117,11 @@ def run_state(run_dir: Path) -> str:
 
 def run_progress(conn: sqlite3.Connection) -> tuple[int, int]:
     """(planned calls, calls with a terminal outcome) of the run."""
-    planned = conn.execute("SELECT count(*) FROM planned").fetchone()[0]
-    done = conn.execute("SELECT count(DISTINCT call_id) FROM outcomes").fetchone()[0]
+    planned = conn.execute(f"SELECT count(*) FROM {PLANNED} p").fetchone()[0]
+    done = conn.execute(
+        "SELECT count(DISTINCT o.call_id) FROM outcomes o"
+        f" JOIN {PLANNED} p ON p.call_id = o.call_id"
+    ).fetchone()[0]
     return int(planned), int(done)
 
 

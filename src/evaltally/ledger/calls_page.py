@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from evaltally.errors import EvaltallyError
-from evaltally.ledger.current import CURRENT_OUTCOME, is_current
+from evaltally.ledger.current import CURRENT_OUTCOME, PLANNED, is_current
 
 STATUSES = ("ok", "parse_error", "failed", "blocked", "unfinished")
 PAGE_SIZE = 50
@@ -102,9 +102,9 @@ _KEYS = (
     "key", "seq", "call_id", "chain_id", "step", "model", "benchmark", "protocol", "item_id",
     "sample", "status", "attempts", "latency_ms", "answer", "answer_length", "reason", "spec",
 )  # fmt: skip
-_BY_PLAN = f"SELECT p.seq, {_COLUMNS} FROM planned p {CURRENT_OUTCOME}"
+_BY_PLAN = f"SELECT p.seq, {_COLUMNS} FROM {PLANNED} p {CURRENT_OUTCOME}"
 _BY_ANSWER = (
-    f"SELECT o.seq, {_COLUMNS} FROM outcomes o JOIN planned p ON p.call_id = o.call_id"
+    f"SELECT o.seq, {_COLUMNS} FROM outcomes o JOIN {PLANNED} p ON p.call_id = o.call_id"
     f" WHERE {is_current('o')}"
 )
 

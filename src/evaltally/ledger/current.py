@@ -1,5 +1,11 @@
-"""The current outcome of a planned call: the one definition every read uses (status, export,
-resume's pending work, verification, the view, late steps).
+"""The current outcome of a planned call, and which planned calls are current at all: the one
+definition every read uses (status, export, resume's pending work, verification, the view, late
+steps).
+
+A planned call stays in `planned` forever, but a model's calls can be superseded: the config
+changed that model and the run was continued with `--replace-model` (ledger/supersede.py). The
+chains that held them are listed in `superseded` meta entries; `PLANNED` is the planned calls
+outside them, the run's denominator from then on.
 
 Outcomes are appended, never updated. A call that failed or was blocked gets a new outcome row
 when a resume sends it again, and that row supersedes the old one: a call's current outcome is
@@ -14,6 +20,28 @@ it carries), so its cost follows the call's own few rows, never the table.
 """
 
 from __future__ import annotations
+
+SUPERSEDED_KEY = "superseded"
+"""Meta key of a supersession entry: {"model", "chains": [chain ids], "calls", "changes",
+"command"}; a large one is split over several entries of the same session and model."""
+
+SUPERSEDED_CHAINS = (
+    "(SELECT sup.value FROM meta sup_m, json_each(sup_m.value_json, '$.chains') sup"
+    f" WHERE sup_m.key = '{SUPERSEDED_KEY}')"
+)
+"""SQL: the ids of every superseded chain (read once per statement: SQLite keeps an
+uncorrelated IN list as a temporary index; a meta table exists in every ledger version, so
+ledgers read without upgrading read the same)."""
+
+
+def live(alias: str) -> str:
+    """SQL condition: the planned row `alias` is not superseded."""
+    return f"{alias}.chain_id NOT IN {SUPERSEDED_CHAINS}"
+
+
+PLANNED = f"(SELECT * FROM planned WHERE {live('planned')})"
+"""The planned calls that count: `FROM {PLANNED} p` in place of `FROM planned p` (SQLite
+flattens it, so the planned indexes serve the outer query as before)."""
 
 FINAL = "('ok', 'parse_error')"
 """The final statuses, as an SQL list (records.Status.is_final)."""

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from evaltally.errors import LedgerError
-from evaltally.ledger.current import CURRENT_OUTCOME
+from evaltally.ledger.current import CURRENT_OUTCOME, PLANNED
 from evaltally.ledger.export_record import EXPORT_SCHEMA_VERSION, FIELDS, USAGE_KEYS, ExportRow
 from evaltally.ledger.files import LEDGER_FILE, RUN_OWNED, connect_ro, ledger_path, translate
 from evaltally.ledger.lock import LOCK_FILE
@@ -31,11 +31,16 @@ SELECT p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.protocol, p.item_i
        o.raw_text, o.parsed_json, o.parse_path,
        o.input_tokens, o.output_tokens, o.reasoning_tokens, o.cached_tokens,
        o.latency_ms, o.request_hash, o.reason
-FROM planned p
+FROM {planned} p
 """
     + CURRENT_OUTCOME
 )
-_QUERY = _SELECT + "ORDER BY p.model, p.benchmark, p.protocol, p.chain_id, p.step"
+# The export holds the calls that count; a superseded call is still shown by `tally view`.
+_QUERY = (
+    _SELECT.format(planned=PLANNED)
+    + "ORDER BY p.model, p.benchmark, p.protocol, p.chain_id, p.step"
+)
+_ONE = _SELECT.format(planned="planned") + "WHERE p.call_id = ?"
 
 
 def export_rows(
@@ -98,7 +103,7 @@ def export_run(
 
 def call_record(conn: sqlite3.Connection, call_id: str) -> ExportRow | None:
     """The export row of one planned call, without benchmark fields (`tally view` shows it)."""
-    row = conn.execute(_SELECT + "WHERE p.call_id = ?", (call_id,)).fetchone()
+    row = conn.execute(_ONE, (call_id,)).fetchone()
     return None if row is None else _record(row)
 
 

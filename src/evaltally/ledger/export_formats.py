@@ -34,6 +34,7 @@ from evaltally.ledger.export_columns import (
     flatten,
     unflatten,
 )
+from evaltally.ledger.export_meta import meta_path, write_run_metadata
 from evaltally.ledger.export_record import EXPORT_SCHEMA_VERSION, ExportRow
 
 FORMATS = (".jsonl", ".csv", ".parquet")
@@ -63,9 +64,24 @@ def write_export(
     enrich: Callable[[ExportRow], Mapping[str, Any]] | None = None,
     force: bool = False,
 ) -> int:
-    """Export `run_dir` to `out` in the format its extension names; returns the row count.
-    A run's own files are never written over; another existing file only with `force`."""
+    """Export `run_dir` to `out` in the format its extension names, and its run metadata
+    beside it (ledger/export_meta.py); returns the row count. A run's own files are never
+    written over; another existing file only with `force`."""
     out = Path(out)
+    # The metadata belongs to the rows: written whenever they are (a file left by an earlier
+    # export whose rows were deleted is replaced), never over a run's own files.
+    check_target(meta_path(out), Path(run_dir), force=True)
+    n = _write_rows(run_dir, out, enrich, force)
+    write_run_metadata(run_dir, out, n)
+    return n
+
+
+def _write_rows(
+    run_dir: Path,
+    out: Path,
+    enrich: Callable[[ExportRow], Mapping[str, Any]] | None,
+    force: bool,
+) -> int:
     fmt = export_format(out)
     check_target(out, Path(run_dir), force=force)
     if fmt == ".jsonl":

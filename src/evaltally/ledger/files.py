@@ -18,6 +18,8 @@ from evaltally.ledger.schema import LEDGER_TABLES
 
 LEDGER_FILE = "ledger.sqlite"
 CONFIG_COPY = "config.toml"
+STAGED_COPY = CONFIG_COPY + ".next"
+"""The config a session is about to record a changed plan from (config/run_dir.py)."""
 CONFIG_DIR_FILE = ".config_dir"
 SIDECARS = ("-wal", "-shm", "-journal")
 RUN_OWNED = frozenset(
@@ -25,6 +27,7 @@ RUN_OWNED = frozenset(
         LEDGER_FILE,
         *(LEDGER_FILE + s for s in SIDECARS),
         CONFIG_COPY,
+        STAGED_COPY,
         CONFIG_DIR_FILE,
         LOCK_FILE,
         "config.tmp",

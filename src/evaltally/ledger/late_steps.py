@@ -11,11 +11,11 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from evaltally.ledger.current import CURRENT_OUTCOME
+from evaltally.ledger.current import CURRENT_OUTCOME, PLANNED
 from evaltally.ledger.files import connect_ro, ledger_path, translate
 
 _QUERY = (
-    "SELECT p.chain_id, p.call_id, o.seq, o.status FROM planned p\n"
+    f"SELECT p.chain_id, p.call_id, o.seq, o.status FROM {PLANNED} p\n"
     + CURRENT_OUTCOME
     + "ORDER BY p.chain_id, p.step DESC"
 )

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from evaltally.ledger.current import FINAL, is_done, join_current
+from evaltally.ledger.current import FINAL, PLANNED, is_done, join_current, live
 from evaltally.ledger.files import connect_ro, translate
 from evaltally.ledger.results import PendingChain, PendingCount, RecordedAnswer
 from evaltally.records import PlannedCall, Status
@@ -44,11 +44,11 @@ _WITH_ATTEMPT = CHAIN_SELECT.replace(
     ", CASE WHEN f.status IS NULL THEN"
     " (SELECT max(a.attempt) FROM attempts a WHERE a.call_id = p.call_id) END\nFROM planned p",
 )
-_PAGE = _WITH_ATTEMPT + "WHERE p.chain_id > ? ORDER BY p.chain_id, p.step LIMIT ?"
+_PAGE = _WITH_ATTEMPT + f"WHERE p.chain_id > ? AND {live('p')} ORDER BY p.chain_id, p.step LIMIT ?"
 _ONE_CHAIN = _WITH_ATTEMPT + "WHERE p.chain_id = ? ORDER BY p.step"
 
 _COUNTS = f"""
-SELECT p.model, count(*), count(DISTINCT p.chain_id) FROM planned p
+SELECT p.model, count(*), count(DISTINCT p.chain_id) FROM {PLANNED} p
 WHERE NOT {is_done("p.call_id")}
 GROUP BY p.model
 """
@@ -60,7 +60,7 @@ _DONE = f"""
 SELECT model, sum(done), sum(done = n) FROM (
   SELECT p.model AS model, count(*) AS n, sum({is_done("p.call_id")}) AS done
   FROM (SELECT DISTINCT d.chain_id FROM outcomes f CROSS JOIN planned d
-        ON d.call_id = f.call_id WHERE f.status IN {FINAL}) t
+        ON d.call_id = f.call_id WHERE f.status IN {FINAL} AND {live("d")}) t
   CROSS JOIN planned p ON p.chain_id = t.chain_id
   GROUP BY p.chain_id, p.model
 ) GROUP BY model

@@ -30,6 +30,12 @@ from evaltally.ledger.chain import PlanFingerprint
 from evaltally.ledger.files import translate, write_failure
 from evaltally.ledger.results import PlanDelta
 from evaltally.ledger.schema import PLANNED_INDEXES
+from evaltally.ledger.supersede import (
+    Replacement,
+    returning,
+    supersede,
+    superseded_chain_ids,
+)
 from evaltally.ledger.writer import Row, Writer, insert_rows
 from evaltally.records import PlannedCall, PlannedRow, canonical_json
 
@@ -87,22 +93,34 @@ class PlanTally:
 
 
 async def reconcile(
-    writer: Writer, rows: Callable[[], Iterable[PlannedRow]], *, replayable: bool
+    writer: Writer,
+    rows: Callable[[], Iterable[PlannedRow]],
+    *,
+    replayable: bool,
+    replace: Replacement | None = None,
+    meta: Iterable[tuple[str, Any]] = (),
 ) -> PlanDelta:
     """Record the plan `rows()` yields. `replayable`: `rows` gives the same plan again when
     called again, so an unchanged plan is checked by its digest alone (a changed one costs a
-    second pass); otherwise it is called once and every call is looked up."""
+    second pass); otherwise it is called once and every call is looked up. `replace`: the
+    models whose recorded calls the plan may drop, superseded (ledger/supersede.py). `meta`:
+    (key, value) entries committed with the plan (the config it came from), so a run killed
+    right after knows which config its plan is."""
     try:
         async with writer.atomic():
+            now = time.time()
+            extra = [writer.make_row("meta", (k, canonical_json(v).decode(), now)) for k, v in meta]
             last = await latest_plan(writer) if replayable else None
             if last is not None and _unchanged(last, writer.seqs["planned"], rows):
-                total = writer.seqs["planned"]
-                await writer.insert({"checkpoints": [writer.checkpoint_row("plan")]})
+                total = writer.seqs["planned"] - int(last.get("superseded", 0))
+                await writer.insert({"meta": extra, "checkpoints": [writer.checkpoint_row("plan")]})
                 return PlanDelta(total=total, added=0, already=total)
             tally = PlanTally()
-            delta = await _reconcile(writer, iter(rows()), tally)
-            meta = await _plan_meta(writer, tally)
-            await writer.insert({"meta": [meta], "checkpoints": [writer.checkpoint_row("plan")]})
+            delta = await _reconcile(writer, iter(rows()), tally, replace)
+            plan_meta = await _plan_meta(writer, tally)
+            await writer.insert(
+                {"meta": [*extra, plan_meta], "checkpoints": [writer.checkpoint_row("plan")]}
+            )
     except sqlite3.IntegrityError as exc:
         if "UNIQUE" in str(exc):  # a duplicate call_id met the rebuilt index
             raise LedgerError(_duplicate(writer, "(see the planner)")) from exc
@@ -130,18 +148,22 @@ def _unchanged(
     never matches; a plan with more calls stops the pass as soon as it has more."""
     if "digest" not in last or last.get("calls") != planned:
         return False
+    current = planned - int(last.get("superseded", 0))
     tally = PlanTally()
     it = iter(rows())
     while chunk := list(itertools.islice(it, CHUNK)):
         tally.add(chunk)
-        if tally.count > planned:
+        if tally.count > current:
             return False
-    return tally.count == planned and tally.digest == last["digest"]
+    return tally.count == current and tally.digest == last["digest"]
 
 
-async def _reconcile(writer: Writer, it: Iterator[PlannedRow], tally: PlanTally) -> PlanDelta:
+async def _reconcile(
+    writer: Writer, it: Iterator[PlannedRow], tally: PlanTally, replace: Replacement | None
+) -> PlanDelta:
     db = writer.db
     known_before = writer.seqs["planned"]
+    gone = await superseded_chain_ids(writer) if known_before else set()
     # One bit per recorded call (seq is 1..known_before without gaps): which ones the new plan
     # still lists. 1M calls = 1 MB, instead of a set of ids or a temp table of random keys.
     seen = bytearray(known_before + 1)
@@ -155,6 +177,8 @@ async def _reconcile(writer: Writer, it: Iterator[PlannedRow], tally: PlanTally)
         ids = {row[0] for row in chunk}
         if len(ids) != len(chunk):
             raise LedgerError(_duplicate(writer, _first_duplicate(chunk)))
+        if gone and (back := returning(gone, (row[1] for row in chunk))):
+            raise PlanMismatchError(_returning(writer, back))
         known: set[str] = set()
         if known_before:
             for i in range(0, len(chunk), 900):  # stay far below SQLite's bound-parameter cap
@@ -183,9 +207,23 @@ async def _reconcile(writer: Writer, it: Iterator[PlannedRow], tally: PlanTally)
         for stmt in PLANNED_INDEXES:  # a duplicate call_id fails here: UNIQUE constraint
             await db.execute(stmt)
     dropped = [seq for seq in range(1, known_before + 1) if not seen[seq]]
+    superseded: dict[str, int] = {}
     if dropped:
-        await _refuse_dropped(writer, dropped)
-    return PlanDelta(total=tally.count, added=added, already=tally.count - added)
+        refused, superseded = await supersede(writer, dropped, gone, replace)
+        if refused:
+            await _refuse_dropped(writer, refused)
+    return PlanDelta(
+        total=tally.count, added=added, already=tally.count - added, superseded=superseded
+    )
+
+
+def _returning(writer: Writer, chain: str) -> str:
+    return (
+        f"{writer.path}: the config's plan lists chain {chain[:12]}…, whose calls were "
+        "superseded when a model was replaced (`tally status` lists the replacements): a "
+        "superseded call never comes back. Replace the model again with a config that differs "
+        "from every earlier one of it, or start a new run directory."
+    )
 
 
 def _first_duplicate(chunk: list[PlannedRow]) -> str:
@@ -236,5 +274,6 @@ async def _plan_meta(writer: Writer, tally: PlanTally) -> Row:
         "fingerprint": fp.hexdigest(),
         "digest": tally.digest,
         "models": tally.models,
+        "superseded": fp.count - tally.count,
     }
     return writer.make_row("meta", (PLAN_KEY, canonical_json(value).decode(), time.time()))

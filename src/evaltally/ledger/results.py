@@ -17,6 +17,8 @@ class PlanDelta:
     """Calls appended by this reconcile (all of them for a new ledger)."""
     already: int
     """Calls the ledger had recorded before."""
+    superseded: dict[str, int] = field(default_factory=dict)
+    """Model key -> its recorded calls this reconcile superseded (`--replace-model`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,10 @@ from typing import Any
 import orjson
 
 from evaltally.ledger.batch_status import batch_summary
-from evaltally.ledger.current import CURRENT_OUTCOME
+from evaltally.ledger.current import CURRENT_OUTCOME, PLANNED
 from evaltally.ledger.files import connect_ro, ledger_path, translate
 from evaltally.ledger.lock import lock_holder
+from evaltally.ledger.supersede import supersessions
 from evaltally.ledger.usage import FIELDS, sql_total
 
 
@@ -68,6 +69,9 @@ class RunStatus:
     """Lane -> the rates it adopted (`rpm`, `tpm`, per minute) and the limits the provider
     last advertised (`advertised`: {requests|tokens: [limit, window_s]}), as the latest
     session recorded them."""
+    superseded: list[dict[str, Any]] = field(default_factory=list)
+    """Every replacement (`tally run --replace-model`): model, session, at, calls, chains,
+    changes, command. Superseded calls are in none of the counts above."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,7 +95,7 @@ def _status(conn: sqlite3.Connection, run_dir: Path, probe_lock: bool) -> RunSta
     st = RunStatus(run_dir=str(run_dir), schema_version=int(version))
     rows = conn.execute(
         "SELECT p.model, p.benchmark, coalesce(o.status, 'unfinished'), count(*)"
-        f" FROM planned p {CURRENT_OUTCOME} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+        f" FROM {PLANNED} p {CURRENT_OUTCOME} GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
     )
     for model, bench, status, n in rows:
         st.overall.add(status, n)
@@ -112,6 +116,7 @@ def _status(conn: sqlite3.Connection, run_dir: Path, probe_lock: bool) -> RunSta
         "SELECT key, value_json FROM meta WHERE key LIKE ? ORDER BY seq", (LANE_RATE_PREFIX + "%",)
     ):
         st.lane_limits[key.removeprefix(LANE_RATE_PREFIX)] = orjson.loads(value)
+    st.superseded = [s.as_dict() for s in supersessions(conn)]
     batches, rounds = batch_summary(conn)
     st.batches = [asdict(b) for b in batches]
     st.rounds = [r.as_dict() for r in rounds]

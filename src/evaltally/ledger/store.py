@@ -38,6 +38,7 @@ from evaltally.ledger.lock import RunLock
 from evaltally.ledger.pending import BATCH_CALLS, PendingStream, count_pending
 from evaltally.ledger.results import PendingChain, PendingCount, PlanDelta, ToVerify
 from evaltally.ledger.schema import CHAINED_TABLES, MIGRATIONS, MIGRATIONS_TABLE, SCHEMA_VERSION
+from evaltally.ledger.supersede import Replacement
 from evaltally.ledger.usage import NO_USAGE, bound_usage, with_note
 from evaltally.ledger.verifications import answers_to_verify
 from evaltally.ledger.writer import Writer, transaction
@@ -166,12 +167,19 @@ class Ledger:
         rows = map(plan.planned_row, calls)
         return await plan.reconcile(self._writer, lambda: rows, replayable=False)
 
-    async def record_plan(self, rows: Callable[[], Iterable[PlannedRow]]) -> PlanDelta:
+    async def record_plan(
+        self,
+        rows: Callable[[], Iterable[PlannedRow]],
+        *,
+        replace: Replacement | None = None,
+        meta: Iterable[tuple[str, Any]] = (),
+    ) -> PlanDelta:
         """Record the sweep's plan, which `rows()` (evaltally.plan.plan_rows) yields alike each
         time it is called, chain by chain. Called once when the plan is the one recorded last
-        (checked by its digest; nothing is looked up), twice when it changed."""
+        (checked by its digest; nothing is looked up), twice when it changed. `replace` and
+        `meta`: see plan.reconcile."""
         await self.flush()
-        return await plan.reconcile(self._writer, rows, replayable=True)
+        return await plan.reconcile(self._writer, rows, replayable=True, replace=replace, meta=meta)
 
     # -- events (enqueue only) --------------------------------------------------------------
 

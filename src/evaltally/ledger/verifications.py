@@ -13,7 +13,7 @@ from pathlib import Path
 
 import orjson
 
-from evaltally.ledger.current import CURRENT_OUTCOME
+from evaltally.ledger.current import CURRENT_OUTCOME, PLANNED
 from evaltally.ledger.files import connect_ro, ledger_path, translate
 from evaltally.ledger.results import ToVerify
 from evaltally.records import PlannedCall
@@ -37,7 +37,7 @@ def answers_to_verify(path: Path, labels: tuple[str, ...], unverified_only: bool
             "SELECT p.call_id, p.chain_id, p.step, p.model, p.benchmark, p.item_id, p.sample,"
             " p.protocol, p.spec_json, o.raw_text, o.parsed_json,"
             f" (SELECT status FROM verifications WHERE seq = {latest})"
-            f" FROM planned p {CURRENT_OUTCOME}"
+            f" FROM {PLANNED} p {CURRENT_OUTCOME}"
             f" WHERE o.status = 'ok' AND p.benchmark IN ({marks}) ORDER BY p.seq",
             labels,
         ).fetchall()

@@ -36,6 +36,7 @@ from evaltally.ledger.schema import (
     applied_tables,
     trigger_names,
 )
+from evaltally.ledger.supersede import sent_after_supersession
 from evaltally.ledger.verify_answers import unbacked_answers
 
 _MAX_PER_CHECK = 20
@@ -85,6 +86,7 @@ def verify_run(run_dir: Path) -> VerifyReport:
         _request_hashes,
         _plan,
         _verdicts,
+        _superseded,
         batch_violations,
     )
     try:
@@ -227,6 +229,10 @@ def _finals(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
 
 def _answers(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
     return unbacked_answers(conn)
+
+
+def _superseded(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:
+    return sent_after_supersession(conn)
 
 
 def _unclosed(conn: sqlite3.Connection, report: VerifyReport) -> Iterator[str]:

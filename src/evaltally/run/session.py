@@ -49,6 +49,8 @@ class SessionResult:
     verified: dict[str, int] = field(default_factory=dict)
     """Verdicts recorded this session, by status."""
     interrupted_attempts: int = 0
+    superseded: dict[str, int] = field(default_factory=dict)
+    """Model key -> its recorded calls this session superseded (`--replace-model`)."""
     mismatches: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
@@ -79,18 +81,20 @@ async def run_session(
     start_over: bool = False,
     clock: clk.Clock = clk.monotonic,
     sleep: clk.Sleep = clk.sleep,
+    replace: frozenset[str] = frozenset(),
 ) -> SessionResult:
     """Plan, record the plan, and drive every pending call to an outcome.
 
     `start_over`: the run's ledger was lost (see Ledger.open); begin it again from nothing.
     `clock`/`sleep`: the time the lanes read and the waits of lanes and retries
     (runner/clock.py; a VirtualClock makes every wait instant).
+    `replace`: model keys whose recorded calls the changed config supersedes (run/open.py).
     """
     timing = (clock, sleep)
     with _sigterm_cancels() as terminated:
         try:
             return await _session(
-                config, command, transport, env, progress, budget_usd, start_over, timing
+                config, command, transport, env, progress, budget_usd, start_over, timing, replace
             )
         except asyncio.CancelledError:
             if not terminated:
@@ -110,8 +114,9 @@ async def _session(
     budget_usd: float | None,
     start_over: bool,
     timing: tuple[clk.Clock, clk.Sleep],
+    replace: frozenset[str],
 ) -> SessionResult:
-    run = await open_run(config, command, env, start_over, *timing)
+    run = await open_run(config, command, env, start_over, *timing, replace=replace)
     run_dir, ledger, benchmarks, units = run.run_dir, run.ledger, run.benchmarks, run.units
     own_transport = transport is None
     transport = transport or AiohttpTransport()
@@ -121,6 +126,7 @@ async def _session(
         delta, interrupted = await record_plan(run)
         counts = await ledger.pending_counts()
         result = SessionResult(run_dir, delta.total, delta.added, interrupted_attempts=interrupted)
+        result.superseded = delta.superseded
         for key, count in counts.items():
             units[key].lane.stats.planned += count.calls
         result.lanes = {key: unit.lane for key, unit in units.items()}

@@ -53,6 +53,9 @@ class LaneUnit:
     lane: Lane
     adapter: HttpAdapter | None
     endpoint: Endpoint | None
+    fix_hint: tuple[str, str] = ("CONFIG", "RUN")
+    """(the config file, the run directory) a lane's stop reason names in its advice; "CONFIG"
+    when the session read the run's copy (`tally resume`), which names no file of the user's."""
     offline: bool = field(init=False)
 
     def __post_init__(self) -> None:
@@ -323,17 +326,22 @@ def _own_wait(
 
 def _stop_reason(unit: LaneUnit, error: AttemptError) -> str:
     key = unit.model.key
+    config, run_dir = unit.fix_hint
     if error.stop_kind == "model":
+        # A new model id plans new calls, so resuming the run as it was would not do: the
+        # replacement supersedes this model's calls and keeps every other model's answers.
         return (
             f"{key}: the endpoint does not serve model {unit.model.model!r} "
             f"({error.error_class}: {error.detail}); fix `model` (or `base_url`) of {key} in "
-            "the config, then `tally resume` the run"
+            f"{config}, then `tally run {config} --replace-model {key}` (the other models' "
+            "answers are kept"
+            + ("; CONFIG: the config file the run was started from)" if config == "CONFIG" else ")")
         )
     if error.status != 429:
         return (
             f"{key}: the provider refused the credentials ({error.error_class}: "
             f"{error.detail}); check ${unit.model.api_key_env or '(no key variable)'}, then "
-            "`tally resume` the run"
+            f"`tally resume {run_dir}`"
         )
     return f"{key}: the provider refused further requests ({error.error_class}: {error.detail})"
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections import deque
 from copy import deepcopy
 from dataclasses import dataclass, field
@@ -119,6 +120,8 @@ class Lane:
         self.stop_reason: str | None = None
         self.advertised: RateLimitSnapshot | None = None
         """The provider's latest rate-limit headers, for `settled()` and `tally status`."""
+        self.advertised_at: float | None = None
+        """When they came (wall time: the export's run metadata says when a limit was seen)."""
         self.stats = LaneStats(started=now)
         self._gate = asyncio.Lock()
 
@@ -135,8 +138,9 @@ class Lane:
     def settled(self) -> dict[str, Any] | None:
         """The rates (per minute) this lane learned from the provider, to record in the ledger
         for the next session (and `tally status` to show), with the limits the provider last
-        advertised as `advertised: {requests|tokens: [limit, window_s]}`; None when it learned
-        and was told nothing beyond its configuration."""
+        advertised as `advertised: {requests|tokens: [limit, window_s]}` (read from the
+        headers `advertised_headers` names, at `advertised_at`); None when it learned and was
+        told nothing beyond its configuration."""
         out: dict[str, Any] = {}
         for key, dim in (("rpm", self.requests), ("tpm", self.tokens)):
             rate = dim.per_minute_rate
@@ -153,6 +157,15 @@ class Lane:
                 if limit
             }
             out["advertised"] = shown
+            out["advertised_headers"] = {
+                what: header
+                for what, header in (
+                    ("requests", told.header_requests),
+                    ("tokens", told.header_tokens),
+                )
+                if header and what in shown
+            }
+            out["advertised_at"] = self.advertised_at
         return out or None
 
     @property
@@ -379,6 +392,7 @@ class Lane:
             return
         if snapshot.limit_requests or snapshot.limit_tokens:
             self.advertised = snapshot
+            self.advertised_at = time.time()
         now = self.clock()
         # A limit over a window longer than a minute (a daily quota) is no pace.
         rpm = snapshot.per_minute(snapshot.limit_requests, snapshot.window_requests_s)

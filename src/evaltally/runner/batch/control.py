@@ -41,7 +41,7 @@ def stop_lane(unit: LaneUnit, error: AttemptError) -> None:
     unit.lane.stop(
         f"{model.key}: the provider refused the credentials of its batch API "
         f"({error.error_class}: {error.detail}); check "
-        f"${model.api_key_env or '(no key variable)'}, then `tally resume` the run"
+        f"${model.api_key_env or '(no key variable)'}, then `tally resume {unit.fix_hint[1]}`"
     )
 
 
