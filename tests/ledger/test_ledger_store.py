@@ -178,7 +178,7 @@ async def test_a_disk_failure_reaches_the_runner_and_the_lock_is_released(
         raise sqlite3.OperationalError("disk I/O error")
 
     # What runs the writer's batch transaction on the connection's thread.
-    monkeypatch.setattr(writer_module, "_commit_on_thread", broken)
+    monkeypatch.setattr(writer_module, "commit_rows", broken)
     answer(ledger, plan[0].call_id)
     with pytest.raises(
         LedgerError, match=r"ledger\.sqlite: could not record events: write error: disk I/O"
