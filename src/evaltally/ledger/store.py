@@ -25,7 +25,7 @@ from evaltally.errors import LedgerError
 from evaltally.ledger import bodies, plan
 from evaltally.ledger.batch_schema import held_by_open_batch
 from evaltally.ledger.batches import BatchBook
-from evaltally.ledger.dbthread import DbThread
+from evaltally.ledger.connection import WriteConnection
 from evaltally.ledger.files import (
     SIDECARS,
     ledger_path,
@@ -107,10 +107,10 @@ class Ledger:
         started_at = time.time()
         lock = RunLock(run_dir)
         lock.acquire(command, started_at)
-        db: DbThread | None = None
+        db: WriteConnection | None = None
         try:
             _check_not_lost(path, started=started, start_over=start_over)  # checks the file too
-            db = await DbThread.open(path)
+            db = await WriteConnection.open(path)
             seqs, heads, ev = await db.run(_prepare, path)
             writer = Writer(db, seqs=seqs, heads=heads, ev=ev)
             async with writer.atomic():

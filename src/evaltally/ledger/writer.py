@@ -1,11 +1,11 @@
 """The single writer: the ledger's per-table sequence numbers, hash chains and event batches.
 
 Event methods only append to an in-memory list (no await, no disk), so thousands of events per
-second never wait on the disk. A batch goes to the connection's thread (dbthread.py) as one job
-holding its whole transaction every `interval` seconds, at once when `max_rows` are waiting, or,
-when someone awaits flush(), as soon as the batch before it is committed (group commit: every
-waiter joins the same next batch). The batching runs in event-loop callbacks, not a task of its
-own: a batch costs the loop one hand-off to the thread and one callback back, whatever it holds.
+second never wait on the disk. The open batch is committed every `interval` seconds, at once
+when `max_rows` are waiting, or, when someone awaits flush(), as soon as the batch before it is
+committed (group commit: every waiter joins the same next batch). The batching runs in
+event-loop callbacks, not a task of its own. A batch of up to INLINE_ROWS rows is committed on
+the loop; a larger one goes to the connection's thread as one job (connection.py says why).
 A kill -9 therefore loses at most the rows not yet committed: the open batch.
 
 The writer also owns the per-table sequence numbers and hash-chain heads, which is only sound
@@ -28,7 +28,7 @@ from typing import Any
 
 from evaltally.errors import LedgerError
 from evaltally.ledger import chain
-from evaltally.ledger.dbthread import DbThread
+from evaltally.ledger.connection import WriteConnection
 from evaltally.ledger.files import write_failure
 from evaltally.ledger.schema import BLOB_POSITIONS, CHAINED_TABLES, HASHED_COLUMNS, insert_sql
 from evaltally.records import canonical_json
@@ -37,6 +37,12 @@ _WITH_EV = frozenset({"attempts", "outcomes", "verifications"})
 Row = tuple[Any, ...]
 Rows = dict[str, list[Row]]
 _Item = tuple[str, Row] | asyncio.Future[None]
+
+INLINE_ROWS = 256
+"""The largest batch committed on the event loop (a few dozen calls' rows: well under a
+millisecond); a larger one is committed on the connection's thread."""
+CHECKPOINT_ROWS = 5000
+"""Rows committed between two WAL checkpoints on the connection's thread."""
 
 MAX_PARAMETERS = 999
 """Parameters per statement: SQLite's smallest compiled-in cap (newer builds allow 32766)."""
@@ -93,7 +99,7 @@ def commit_rows(conn: sqlite3.Connection, rows: Rows) -> None:
 
 
 @contextlib.asynccontextmanager
-async def transaction(db: DbThread) -> AsyncIterator[None]:
+async def transaction(db: WriteConnection) -> AsyncIterator[None]:
     """BEGIN IMMEDIATE ... COMMIT, rolled back on any failure."""
     await db.execute("BEGIN IMMEDIATE")
     try:
@@ -107,7 +113,7 @@ async def transaction(db: DbThread) -> AsyncIterator[None]:
 class Writer:
     def __init__(
         self,
-        db: DbThread,
+        db: WriteConnection,
         *,
         seqs: dict[str, int],
         heads: dict[str, str],
@@ -140,6 +146,7 @@ class Writer:
         """Waiting for the batch on the thread to end (atomic(), stop())."""
         self._closing = False
         self._failure: LedgerError | None = None
+        self._uncheckpointed = 0
 
     # -- row construction -------------------------------------------------------------------
 
@@ -286,11 +293,32 @@ class Writer:
                     "commit were not recorded; `tally resume` continues from the ledger"
                 )
             else:
-                self._busy = True
-                self.db.submit(commit_rows, (rows,), lambda _, e: self._sent(e, futures, state))
+                self._commit(rows, futures, state)
                 return
         self._settle(futures)
         self._wake_idle()
+
+    def _commit(
+        self,
+        rows: Rows,
+        futures: list[asyncio.Future[None]],
+        state: tuple[dict[str, int], dict[str, str], int],
+    ) -> None:
+        count = sum(map(len, rows.values()))
+        self._uncheckpointed += count
+        if self._uncheckpointed >= CHECKPOINT_ROWS:
+            self._uncheckpointed = 0
+            self.db.checkpoint()
+        if count > INLINE_ROWS or not self.db.idle:
+            self._busy = True
+            self.db.submit(commit_rows, (rows,), lambda _, e: self._sent(e, futures, state))
+            return
+        error: Exception | None = None
+        try:
+            self.db.inline(commit_rows, rows)
+        except Exception as exc:  # handed on like a failure on the thread
+            error = exc
+        self._sent(error, futures, state)
 
     def _sent(
         self,
