@@ -288,8 +288,8 @@ class Ledger:
 
     async def committed(self) -> None:
         """Wait until every event recorded so far is committed: what a request waits for before
-        it leaves and an answer before it reaches its chain. Every waiter joins the same next
-        batch (group commit), so this costs a share of one commit, not a commit each."""
+        it leaves (and with it every answer recorded before it). Every waiter joins the same
+        next batch (group commit), so this costs a share of one commit, not a commit each."""
         await self._writer.flush()
 
     # -- resume -----------------------------------------------------------------------------
