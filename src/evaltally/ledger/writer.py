@@ -313,12 +313,14 @@ class Writer:
             self._busy = True
             self.db.submit(commit_rows, (rows,), lambda _, e: self._sent(e, futures, state))
             return
-        error: Exception | None = None
         try:
             self.db.inline(commit_rows, rows)
-        except Exception as exc:  # handed on like a failure on the thread
-            error = exc
-        self._sent(error, futures, state)
+        except BaseException as exc:  # rolled back: the writer goes back to match the file
+            self._sent(exc, futures, state)
+            if not isinstance(exc, Exception):
+                raise  # a second Ctrl-C: the run ends here, with nothing more recorded
+        else:
+            self._sent(None, futures, state)
 
     def _sent(
         self,
