@@ -1,10 +1,10 @@
 """Ledger: the single writer for one run directory (see DESIGN.md, "The ledger").
 
-Lifecycle: open() takes the run lock, checks and migrates the file, appends a session row and
-starts the writer task; event methods enqueue; flush() waits for the disk; close() writes the
-session end and a checkpoint and releases the lock. After a failed commit (disk full) close()
-writes nothing more but still closes the connection and releases the lock: its worker thread
-would otherwise keep the process alive.
+Lifecycle: open() takes the run lock, starts the write connection (connection.py), checks and
+migrates the file and appends a session row; event methods enqueue; flush() waits for the disk;
+close() writes the session end and a checkpoint, closes the connection and its thread and
+releases the lock. After a failed commit (disk full) close() writes nothing more but still
+closes the connection and releases the lock.
 """
 
 from __future__ import annotations
