@@ -10,6 +10,7 @@ longer exists stops the script instead of measuring nothing.
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from typing import Any
 
@@ -18,12 +19,13 @@ from evaltally.cli import startup
 
 startup.begin()
 
+from evaltally.ledger import writer  # noqa: E402
 from evaltally.ledger.store import Ledger  # noqa: E402 (the collector is paused first, as in `tally`)
-from evaltally.ledger.writer import Row, Writer  # noqa: E402
+from evaltally.ledger.writer import Rows  # noqa: E402
 from evaltally.runner.pacing import SlowStart  # noqa: E402
 
 _PER_CALL_TABLES = ("attempts", "outcomes")
-_commit = Writer.commit
+_commit = writer.commit_rows
 
 
 def _record_nothing(*_args: Any, **_kwargs: Any) -> None:
@@ -38,11 +40,11 @@ def _never_wait(_self: SlowStart, _sent: int, _now: float) -> float:
     return 0.0
 
 
-async def _commit_all_but_per_call(self: Writer, rows: dict[str, list[Row]]) -> None:
-    await _commit(self, {t: batch for t, batch in rows.items() if t not in _PER_CALL_TABLES})
+def _commit_all_but_per_call(conn: sqlite3.Connection, rows: Rows) -> None:
+    _commit(conn, {t: batch for t, batch in rows.items() if t not in _PER_CALL_TABLES})
 
 
-PARTS: dict[str, list[tuple[type, str, Any]]] = {
+PARTS: dict[str, list[tuple[Any, str, Any]]] = {
     # The ledger still records the plan, the session and its checkpoints.
     "rows": [
         (Ledger, "attempt_started", _record_nothing),
@@ -50,7 +52,7 @@ PARTS: dict[str, list[tuple[type, str, Any]]] = {
         (Ledger, "outcome", _record_nothing),
     ],
     # The rows are built and hash-chained as shipped, but never reach SQLite.
-    "inserts": [(Writer, "commit", _commit_all_but_per_call)],
+    "inserts": [(writer, "commit_rows", _commit_all_but_per_call)],
     # Requests leave and answers reach their chain without waiting for their rows' commit.
     "durable": [(Ledger, "committed", _no_commit_wait)],
     # A lane that knows no request limit sends unpaced from its first request.

@@ -109,10 +109,8 @@ def planned(n: int) -> list[PlannedCall]:
 async def cap_pages(ledger: Ledger) -> None:
     """No page beyond those the file has now: the next commit that needs one fails."""
     db = ledger._writer.db
-    cur = await db.execute("PRAGMA page_count")
-    row = await cur.fetchone()
-    assert row is not None
-    await db.execute(f"PRAGMA max_page_count = {row[0]}")
+    (pages,) = (await db.query("PRAGMA page_count"))[0]
+    await db.execute(f"PRAGMA max_page_count = {pages}")
 
 
 def writer_state(ledger: Ledger) -> tuple[dict[str, int], dict[str, str], int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ledger_testkit import answer, body, calls, new_run
@@ -11,6 +12,7 @@ from ledger_testkit import answer, body, calls, new_run
 from evaltally.errors import LedgerError, PlanMismatchError
 from evaltally.ledger import Ledger, verify_run
 from evaltally.ledger import writer as writer_module
+from evaltally.ledger.connection import WriteConnection
 from evaltally.records import Status
 
 
@@ -84,6 +86,56 @@ async def test_many_events_batched_then_flushed(tmp_path: Path) -> None:
         assert count(tmp_path / "run", "attempts") == 6000
     report = verify_run(tmp_path / "run")
     assert report.ok, report.violations
+
+
+async def test_small_batches_commit_on_the_loop_large_ones_on_the_thread_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = calls(400)
+    where: list[str] = []
+    inline, submit = WriteConnection.inline, WriteConnection.submit
+
+    def on_loop(self: WriteConnection, fn: Any, *args: Any) -> Any:
+        where.append("loop")
+        return inline(self, fn, *args)
+
+    def on_thread(self: WriteConnection, fn: Any, args: tuple[Any, ...], done: Any) -> None:
+        if fn is writer_module.commit_rows:
+            where.append("thread")
+        submit(self, fn, args, done)
+
+    monkeypatch.setattr(WriteConnection, "inline", on_loop)
+    monkeypatch.setattr(WriteConnection, "submit", on_thread)
+    async with await new_run(tmp_path, plan) as ledger:
+        for c in plan[:100]:  # 300 rows: over INLINE_ROWS
+            answer(ledger, c.call_id)
+        await ledger.flush()
+        for c in plan[100:]:
+            answer(ledger, c.call_id)
+            await ledger.flush()
+    assert where == ["thread"] + ["loop"] * 300
+    with sqlite3.connect(tmp_path / "run" / "ledger.sqlite") as conn:
+        order = [r[0] for r in conn.execute("SELECT call_id FROM outcomes ORDER BY seq")]
+    assert order == [c.call_id for c in plan]
+    assert verify_run(tmp_path / "run").ok
+
+
+async def test_the_wal_is_checkpointed_on_the_thread_while_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer_module, "CHECKPOINT_ROWS", 300)
+    plan = calls(200)
+    path = tmp_path / "run" / "ledger.sqlite"
+    async with await new_run(tmp_path, plan) as ledger:
+        await ledger.flush()
+        before = path.stat().st_size
+        for c in plan:
+            answer(ledger, c.call_id)
+            await ledger.flush()
+        await ledger.meta()  # a job on the thread after the checkpoint: it has ended
+        # The rows reached the database file itself, not only the WAL, before the run closed.
+        assert path.stat().st_size > before
+    assert verify_run(tmp_path / "run").ok
 
 
 async def test_events_after_close_are_refused(tmp_path: Path) -> None:
@@ -177,8 +229,8 @@ async def test_a_disk_failure_reaches_the_runner_and_the_lock_is_released(
     def broken(*args: object) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
-    # What runs the writer's batch transaction on the connection's thread.
-    monkeypatch.setattr(writer_module, "_commit_on_thread", broken)
+    # What runs every batch's transaction, on the event loop or on the connection's thread.
+    monkeypatch.setattr(writer_module, "commit_rows", broken)
     answer(ledger, plan[0].call_id)
     with pytest.raises(
         LedgerError, match=r"ledger\.sqlite: could not record events: write error: disk I/O"

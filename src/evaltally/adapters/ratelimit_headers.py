@@ -237,5 +237,15 @@ def _anthropic_token_kind(headers: Mapping[str, str]) -> str:
 def any_snapshot(
     headers: Mapping[str, str], now: datetime | None = None
 ) -> RateLimitSnapshot | None:
-    """Whichever family the response carries (Anthropic first: its names are unambiguous)."""
-    return anthropic_snapshot(headers, now) or openai_snapshot(headers)
+    """Whichever family the response carries (Anthropic first: its names are unambiguous).
+
+    Every family's names hold "limit", so the names are looked at once and a family is parsed
+    only when one of its names is there: this runs on every answer, and parsing each family
+    to learn it is absent cost more than the rest of reading an answer's headers."""
+    names = [low for name in headers if "limit" in (low := name.lower())]
+    if not names:
+        return None
+    anthropic = None
+    if any(name.startswith("anthropic-ratelimit-") for name in names):
+        anthropic = anthropic_snapshot(headers, now)
+    return anthropic or openai_snapshot(headers)

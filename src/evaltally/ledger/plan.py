@@ -132,11 +132,10 @@ async def reconcile(
 
 async def latest_plan(writer: Writer) -> dict[str, Any] | None:
     """The value of the last `plan` meta entry (None before the first plan)."""
-    cur = await writer.db.execute(
+    rows = await writer.db.query(
         "SELECT value_json FROM meta WHERE key = ? ORDER BY seq DESC LIMIT 1", (PLAN_KEY,)
     )
-    row = await cur.fetchone()
-    value: dict[str, Any] | None = orjson.loads(row[0]) if row else None
+    value: dict[str, Any] | None = orjson.loads(rows[0][0]) if rows else None
     return value
 
 
@@ -184,22 +183,23 @@ async def _reconcile(
             for i in range(0, len(chunk), 900):  # stay far below SQLite's bound-parameter cap
                 part = [row[0] for row in chunk[i : i + 900]]
                 marks = ",".join("?" * len(part))
-                cur = await db.execute(
+                found = await db.query(
                     f"SELECT seq, call_id FROM planned WHERE call_id IN ({marks})"
                     f" AND seq <= {known_before}",
                     part,
                 )
-                for seq, cid in await cur.fetchall():
+                for seq, cid in found:
                     if seen[seq]:
                         raise LedgerError(_duplicate(writer, cid))
                     seen[seq] = 1
                     known.add(cid)
         new = [writer.make_row("planned", row) for row in chunk if row[0] not in known]
         if new:
-            # Pipelined: SQLite inserts this chunk on aiosqlite's thread while we hash the next.
+            # Pipelined: SQLite inserts this chunk on the connection's thread while we hash the
+            # next.
             if pending_insert is not None:
                 await pending_insert
-            pending_insert = asyncio.ensure_future(insert_rows(db, "planned", new))
+            pending_insert = asyncio.ensure_future(db.run(insert_rows, {"planned": new}))
             added += len(new)
     if pending_insert is not None:
         await pending_insert
@@ -244,14 +244,14 @@ def _duplicate(writer: Writer, call_id: str) -> str:
 
 async def _refuse_dropped(writer: Writer, dropped: list[int]) -> None:
     marks = ",".join("?" * min(len(dropped), _EXAMPLES))
-    cur = await writer.db.execute(
+    found = await writer.db.query(
         f"SELECT call_id, model, benchmark, item_id, sample, step FROM planned"
         f" WHERE seq IN ({marks}) ORDER BY seq",
         dropped[:_EXAMPLES],
     )
     examples = "; ".join(
         f"{cid[:12]}… model={m} benchmark={b} item_id={i} sample={s} step={st}"
-        for cid, m, b, i, s, st in await cur.fetchall()
+        for cid, m, b, i, s, st in found
     )
     raise PlanMismatchError(
         f"{writer.path}: the config's plan drops {len(dropped)} call(s) the ledger has recorded "
@@ -261,14 +261,18 @@ async def _refuse_dropped(writer: Writer, dropped: list[int]) -> None:
     )
 
 
+def _fingerprint(conn: sqlite3.Connection) -> PlanFingerprint:
+    """The plan's fingerprint over planned's call ids, read in id order through the index."""
+    fp = PlanFingerprint()
+    for (cid,) in conn.execute("SELECT call_id FROM planned ORDER BY call_id"):
+        fp.add(cid)
+    return fp
+
+
 async def _plan_meta(writer: Writer, tally: PlanTally) -> Row:
     """The `plan` meta entry: call count and fingerprint (streamed in id order via the index:
     what `verify` checks planned against), and the tally of the plan just reconciled."""
-    fp = PlanFingerprint()
-    cur = await writer.db.execute("SELECT call_id FROM planned ORDER BY call_id")
-    while page := await cur.fetchmany(20000):
-        for (cid,) in page:
-            fp.add(cid)
+    fp = await writer.db.run(_fingerprint)
     value = {
         "calls": fp.count,
         "fingerprint": fp.hexdigest(),

@@ -1,10 +1,10 @@
 """Ledger: the single writer for one run directory (see DESIGN.md, "The ledger").
 
-Lifecycle: open() takes the run lock, checks and migrates the file, appends a session row and
-starts the writer task; event methods enqueue; flush() waits for the disk; close() writes the
-session end and a checkpoint and releases the lock. After a failed commit (disk full) close()
-writes nothing more but still closes the connection and releases the lock: its worker thread
-would otherwise keep the process alive.
+Lifecycle: open() takes the run lock, starts the write connection (connection.py), checks and
+migrates the file and appends a session row; event methods enqueue; flush() waits for the disk;
+close() writes the session end and a checkpoint, closes the connection and its thread and
+releases the lock. After a failed commit (disk full) close() writes nothing more but still
+closes the connection and releases the lock.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-import aiosqlite
 import orjson
 
 from evaltally.errors import LedgerError
 from evaltally.ledger import bodies, plan
 from evaltally.ledger.batch_schema import held_by_open_batch
 from evaltally.ledger.batches import BatchBook
+from evaltally.ledger.connection import WriteConnection
 from evaltally.ledger.files import (
     SIDECARS,
     ledger_path,
@@ -37,11 +37,17 @@ from evaltally.ledger.files import (
 from evaltally.ledger.lock import RunLock
 from evaltally.ledger.pending import BATCH_CALLS, PendingStream, count_pending
 from evaltally.ledger.results import PendingChain, PendingCount, PlanDelta, ToVerify
-from evaltally.ledger.schema import CHAINED_TABLES, MIGRATIONS, MIGRATIONS_TABLE, SCHEMA_VERSION
+from evaltally.ledger.schema import (
+    CHAINED_TABLES,
+    MIGRATIONS,
+    MIGRATIONS_TABLE,
+    SCHEMA_VERSION,
+    Migration,
+)
 from evaltally.ledger.supersede import Replacement
 from evaltally.ledger.usage import NO_USAGE, bound_usage, with_note
 from evaltally.ledger.verifications import answers_to_verify
-from evaltally.ledger.writer import Writer, transaction
+from evaltally.ledger.writer import Writer, atomically
 from evaltally.records import PlannedCall, PlannedRow, Status, Usage, canonical_json
 
 
@@ -102,14 +108,12 @@ class Ledger:
         started_at = time.time()
         lock = RunLock(run_dir)
         lock.acquire(command, started_at)
-        db: aiosqlite.Connection | None = None
+        db: WriteConnection | None = None
         try:
             _check_not_lost(path, started=started, start_over=start_over)  # checks the file too
-            db = await aiosqlite.connect(path, isolation_level=None)
-            await _check_is_ledger(db, path)
-            await _configure(db)
-            await _migrate(db, path)
-            writer = await _load_writer(db, path)
+            db = await WriteConnection.open(path)
+            seqs, heads, ev = await db.run(_prepare, path)
+            writer = Writer(db, seqs=seqs, heads=heads, ev=ev)
             async with writer.atomic():
                 # A session's id is the seq of its start row.
                 writer.session = writer.seqs["sessions"] + 1
@@ -122,7 +126,6 @@ class Ledger:
             if isinstance(exc, sqlite3.Error | OSError):
                 raise translate(exc, path, "open the ledger") from exc
             raise
-        writer.start()
         return cls(run_dir, path, lock, writer)
 
     async def __aenter__(self) -> Self:
@@ -293,8 +296,8 @@ class Ledger:
 
     async def committed(self) -> None:
         """Wait until every event recorded so far is committed: what a request waits for before
-        it leaves and an answer before it reaches its chain. Every waiter joins the same next
-        batch (group commit), so this costs a share of one commit, not a commit each."""
+        it leaves (and with it every answer recorded before it). Every waiter joins the same
+        next batch (group commit), so this costs a share of one commit, not a commit each."""
         await self._writer.flush()
 
     # -- resume -----------------------------------------------------------------------------
@@ -414,8 +417,7 @@ class Ledger:
 
     async def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         try:
-            cur = await self._writer.db.execute(sql, params)
-            return [tuple(r) for r in await cur.fetchall()]
+            return await self._writer.db.query(sql, params)
         except sqlite3.Error as exc:
             raise translate(exc, self.path, "read the ledger") from exc
 
@@ -449,9 +451,17 @@ def _check_not_lost(path: Path, *, started: bool, start_over: bool) -> None:
             remains.rename(run_dir / f"{name}.lost-{stamp}")
 
 
-async def _check_is_ledger(db: aiosqlite.Connection, path: Path) -> None:
-    cur = await db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-    names = {r[0] for r in await cur.fetchall()}
+def _prepare(conn: sqlite3.Connection, path: Path) -> tuple[dict[str, int], dict[str, str], int]:
+    """Check, configure and migrate the ledger; its writer's seqs, chain heads and `ev` (one job
+    on the connection's thread)."""
+    _check_is_ledger(conn, path)
+    _configure(conn)
+    _migrate(conn, path)
+    return _writer_state(conn)
+
+
+def _check_is_ledger(conn: sqlite3.Connection, path: Path) -> None:
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if names and "migrations" not in names:
         raise LedgerError(
             f"{path} is an SQLite database but not an evaltally ledger (tables: "
@@ -459,48 +469,48 @@ async def _check_is_ledger(db: aiosqlite.Connection, path: Path) -> None:
         )
 
 
-async def _configure(db: aiosqlite.Connection) -> None:
+def _configure(conn: sqlite3.Connection) -> None:
     # WAL: readers (status) never block the writer. synchronous=NORMAL: a commit survives a
     # process kill (the OS has the WAL pages); only a power cut can lose the last commits.
-    await db.execute("PRAGMA journal_mode = WAL")
-    await db.execute("PRAGMA synchronous = NORMAL")
-    await db.execute("PRAGMA busy_timeout = 5000")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA busy_timeout = 5000")
     # call ids are random hex, so index inserts land all over the B-tree; a 64 MiB page cache
     # keeps a 1M-call plan's indexes mostly in memory instead of re-reading pages per insert.
-    await db.execute("PRAGMA cache_size = -65536")
+    conn.execute("PRAGMA cache_size = -65536")
 
 
-async def _migrate(db: aiosqlite.Connection, path: Path) -> None:
-    await db.execute(MIGRATIONS_TABLE)
-    cur = await db.execute("SELECT version FROM migrations")
-    applied = {r[0] for r in await cur.fetchall()}
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    conn.execute(MIGRATIONS_TABLE)
+    applied = {r[0] for r in conn.execute("SELECT version FROM migrations")}
     if applied and max(applied) > SCHEMA_VERSION:
         raise LedgerError(
             f"{path} was written by a newer evaltally (schema version {max(applied)}, this "
             f"version knows {SCHEMA_VERSION}); upgrade evaltally to use this run"
         )
     for m in MIGRATIONS:
-        if m.version in applied:
-            continue
-        async with transaction(db):
-            for stmt in m.statements:
-                await db.execute(stmt)
-            await db.execute(
-                "INSERT INTO migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                (m.version, m.name, time.time()),
-            )
+        if m.version not in applied:
+            atomically(conn, _apply, m)
 
 
-async def _load_writer(db: aiosqlite.Connection, path: Path) -> Writer:
+def _apply(conn: sqlite3.Connection, m: Migration) -> None:
+    for stmt in m.statements:
+        conn.execute(stmt)
+    conn.execute(
+        "INSERT INTO migrations (version, name, applied_at) VALUES (?, ?, ?)",
+        (m.version, m.name, time.time()),
+    )
+
+
+def _writer_state(conn: sqlite3.Connection) -> tuple[dict[str, int], dict[str, str], int]:
     seqs: dict[str, int] = {}
     heads: dict[str, str] = {}
     for table in CHAINED_TABLES:
-        cur = await db.execute(f"SELECT seq, row_hash FROM {table} ORDER BY seq DESC LIMIT 1")
-        row = await cur.fetchone()
+        last = f"SELECT seq, row_hash FROM {table} ORDER BY seq DESC LIMIT 1"
+        row = conn.execute(last).fetchone()
         seqs[table], heads[table] = (int(row[0]), str(row[1])) if row else (0, "")
     ev = 0
     for table in ("attempts", "outcomes", "verifications"):
-        cur = await db.execute(f"SELECT max(ev) FROM {table}")
-        row = await cur.fetchone()
+        row = conn.execute(f"SELECT max(ev) FROM {table}").fetchone()
         ev = max(ev, int(row[0] or 0) if row else 0)
-    return Writer(db, path, seqs=seqs, heads=heads, ev=ev)
+    return seqs, heads, ev

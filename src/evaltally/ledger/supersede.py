@@ -63,8 +63,7 @@ class Superseded:
 
 
 async def superseded_chain_ids(writer: Writer) -> set[str]:
-    cur = await writer.db.execute(SUPERSEDED_CHAINS[1:-1])
-    return {row[0] for row in await cur.fetchall()}
+    return {row[0] for row in await writer.db.query(SUPERSEDED_CHAINS[1:-1])}
 
 
 async def supersede(
@@ -140,12 +139,14 @@ async def _rows(writer: Writer, column: str, values: list[Any]) -> list[tuple[An
     out: list[tuple[Any, ...]] = []
     for i in range(0, len(values), 900):  # far below SQLite's bound-parameter cap
         part = values[i : i + 900]
-        cur = await writer.db.execute(
-            f"SELECT seq, chain_id, model, call_id FROM planned WHERE {column} IN"
-            f" ({','.join('?' * len(part))}) ORDER BY seq",
-            part,
-        )
-        out += [tuple(r) for r in await cur.fetchall()]
+        out += [
+            tuple(r)
+            for r in await writer.db.query(
+                f"SELECT seq, chain_id, model, call_id FROM planned WHERE {column} IN"
+                f" ({','.join('?' * len(part))}) ORDER BY seq",
+                part,
+            )
+        ]
     return out
 
 
@@ -153,14 +154,13 @@ async def _in_open_batch(writer: Writer, call_ids: list[str]) -> str | None:
     """A call of `call_ids` whose attempt is a line of a batch not yet closed, if any."""
     for i in range(0, len(call_ids), 900):
         part = call_ids[i : i + 900]
-        cur = await writer.db.execute(
+        rows = await writer.db.query(
             f"SELECT a.call_id FROM attempts a WHERE a.call_id IN ({','.join('?' * len(part))})"
             f" AND a.kind = 'start' AND {held_by_open_batch('a')} LIMIT 1",
             part,
         )
-        row = await cur.fetchone()
-        if row is not None:
-            return str(row[0])
+        if rows:
+            return str(rows[0][0])
     return None
 
 

@@ -1,15 +1,19 @@
-"""The single writer: one asyncio task owning the aiosqlite connection.
+"""The single writer: the ledger's per-table sequence numbers, hash chains and event batches.
 
 Event methods only append to an in-memory list (no await, no disk), so thousands of events per
-second never wait on the disk. The task commits whatever has accumulated every `interval`
-seconds, or at once when `max_rows` are waiting or someone awaits flush(). A kill -9 therefore
-loses at most the rows not yet committed: the open batch.
+second never wait on the disk. The open batch is committed every `interval` seconds, at once
+when `max_rows` are waiting, or, when someone awaits flush(), as soon as the batch before it is
+committed (group commit: every waiter joins the same next batch). The batching runs in
+event-loop callbacks, not a task of its own. A batch of up to INLINE_ROWS rows is committed on
+the loop; a larger one goes to the connection's thread as one job (connection.py says why).
+A kill -9 therefore loses at most the rows not yet committed: the open batch.
 
 The writer also owns the per-table sequence numbers and hash-chain heads, which is only sound
-because exactly one process (the lock holder) and one task write the ledger. Rows are numbered
-and chained inside `atomic()`, which puts seqs, heads and `ev` back when the transaction fails:
-a failed commit (disk full) leaves the writer exactly as the database is, so a later checkpoint
-can only name committed rows.
+because exactly one process (the lock holder) writes the ledger and rows are made on the event
+loop only, one batch or one `atomic()` block at a time. Rows are numbered and chained just
+before their transaction, which puts seqs, heads and `ev` back when it fails: a failed commit
+(disk full) leaves the writer exactly as the database is, so a later checkpoint can only name
+committed rows.
 """
 
 from __future__ import annotations
@@ -19,20 +23,26 @@ import contextlib
 import itertools
 import sqlite3
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
 from typing import Any
-
-import aiosqlite
 
 from evaltally.errors import LedgerError
 from evaltally.ledger import chain
+from evaltally.ledger.connection import WriteConnection
 from evaltally.ledger.files import write_failure
 from evaltally.ledger.schema import BLOB_POSITIONS, CHAINED_TABLES, HASHED_COLUMNS, insert_sql
 from evaltally.records import canonical_json
 
 _WITH_EV = frozenset({"attempts", "outcomes", "verifications"})
 Row = tuple[Any, ...]
+Rows = dict[str, list[Row]]
+_Item = tuple[str, Row] | asyncio.Future[None]
+
+INLINE_ROWS = 256
+"""The largest batch committed on the event loop (a few dozen calls' rows: well under a
+millisecond); a larger one is committed on the connection's thread."""
+CHECKPOINT_ROWS = 5000
+"""Rows committed between two WAL checkpoints on the connection's thread."""
 
 MAX_PARAMETERS = 999
 """Parameters per statement: SQLite's smallest compiled-in cap (newer builds allow 32766)."""
@@ -56,48 +66,54 @@ def _statements(table: str, rows: list[Row]) -> list[tuple[str, list[Row]]]:
     return out
 
 
-async def insert_rows(db: aiosqlite.Connection, table: str, rows: list[Row]) -> None:
-    """`rows` of `table`, inserted in the open transaction of `db`."""
-    for sql, groups in _statements(table, rows):
-        await db.executemany(sql, groups)
+def insert_rows(conn: sqlite3.Connection, rows: Rows) -> None:
+    """`rows` (table -> complete rows), inserted in the open transaction of `conn`."""
+    for table, batch in rows.items():
+        for sql, groups in _statements(table, batch):
+            conn.executemany(sql, groups)
 
 
-def _commit_on_thread(conn: sqlite3.Connection, rows: dict[str, list[Row]]) -> None:
-    """One batch's whole transaction, run on the connection's own thread."""
+def _rollback(conn: sqlite3.Connection) -> None:
+    # After SQLITE_FULL or an I/O error SQLite may already have rolled back; a ROLLBACK then
+    # fails with "no transaction is active" and would hide the real cause.
+    if conn.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
+def atomically(conn: sqlite3.Connection, fn: Callable[..., None], *args: Any) -> None:
+    """`fn(conn, *args)` in a transaction of its own, rolled back on any failure (run on the
+    connection's thread)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for table, batch in rows.items():
-            for sql, groups in _statements(table, batch):
-                conn.executemany(sql, groups)
+        fn(conn, *args)
         conn.execute("COMMIT")
     except BaseException:
-        if conn.in_transaction:
-            with contextlib.suppress(sqlite3.Error):
-                conn.execute("ROLLBACK")
+        _rollback(conn)
         raise
 
 
+def commit_rows(conn: sqlite3.Connection, rows: Rows) -> None:
+    """One batch's whole transaction."""
+    atomically(conn, insert_rows, rows)
+
+
 @contextlib.asynccontextmanager
-async def transaction(db: aiosqlite.Connection) -> AsyncIterator[None]:
+async def transaction(db: WriteConnection) -> AsyncIterator[None]:
     """BEGIN IMMEDIATE ... COMMIT, rolled back on any failure."""
     await db.execute("BEGIN IMMEDIATE")
     try:
         yield
         await db.execute("COMMIT")
     except BaseException:
-        # After SQLITE_FULL or an I/O error SQLite may already have rolled back; a ROLLBACK
-        # then fails with "no transaction is active" and would hide the real cause.
-        if db.in_transaction:
-            with contextlib.suppress(sqlite3.Error):
-                await db.execute("ROLLBACK")
+        await db.run(_rollback)
         raise
 
 
 class Writer:
     def __init__(
         self,
-        db: aiosqlite.Connection,
-        path: Path,
+        db: WriteConnection,
         *,
         seqs: dict[str, int],
         heads: dict[str, str],
@@ -107,24 +123,30 @@ class Writer:
         checkpoint_every: float = 60.0,
     ) -> None:
         self.db = db
-        self.path = path
+        self.path = db.path
         self.session = 0
         self.seqs = seqs
         self.heads = heads
         self.ev = ev
-        # Serializes multi-statement transactions on the one connection (writer batches,
-        # reconcile_plan, queries that must not interleave with an open batch).
+        # Held by atomic() blocks (open, the plan, close): no batch starts while one is open.
         self.lock = asyncio.Lock()
+        self._loop = asyncio.get_running_loop()
         self._interval = interval
         self._max_rows = max_rows
         self._checkpoint_every = checkpoint_every
         self._last_checkpoint = time.monotonic()
-        self._items: list[tuple[str, Row] | asyncio.Future[None]] = []
-        self._wake = asyncio.Event()
-        self._urgent = asyncio.Event()
+        self._items: list[_Item] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._kicked = False
+        self._urgent = False
+        """Someone waits on the open batch (flush), or it is full: it goes without delay."""
+        self._busy = False
+        """A batch is on the connection's thread."""
+        self._idle: list[asyncio.Future[None]] = []
+        """Waiting for the batch on the thread to end (atomic(), stop())."""
         self._closing = False
         self._failure: LedgerError | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._uncheckpointed = 0
 
     # -- row construction -------------------------------------------------------------------
 
@@ -146,37 +168,38 @@ class Writer:
         self._last_checkpoint = time.monotonic()
         return self.make_row("checkpoints", (reason, time.time(), canonical_json(heads).decode()))
 
+    def _state(self) -> tuple[dict[str, int], dict[str, str], int]:
+        return dict(self.seqs), dict(self.heads), self.ev
+
+    def _restore(self, state: tuple[dict[str, int], dict[str, str], int]) -> None:
+        self.seqs, self.heads, self.ev = state
+
     @contextlib.asynccontextmanager
     async def atomic(self) -> AsyncIterator[None]:
-        """One transaction on the writer's connection. Make rows (make_row, checkpoint_row)
-        inside it: if it fails, the database and the writer's seqs, heads and ev are both as
-        they were before it began."""
-        async with self._restoring(), transaction(self.db):
-            yield
-
-    @contextlib.asynccontextmanager
-    async def _restoring(self) -> AsyncIterator[None]:
-        """Hold the lock; on failure put seqs, heads and ev back as they were."""
+        """One transaction on the writer's connection, after the batch on its thread (if any)
+        and before the next. Make rows (make_row, checkpoint_row) inside it: if it fails, the
+        database and the writer's seqs, heads and ev are both as they were before it began."""
         async with self.lock:
-            seqs, heads, ev = dict(self.seqs), dict(self.heads), self.ev
+            while self._busy:
+                await self._wait_idle()
+            state = self._state()
             try:
-                yield
+                async with transaction(self.db):
+                    yield
             except BaseException:
-                self.seqs, self.heads, self.ev = seqs, heads, ev
+                self._restore(state)
                 raise
+            finally:
+                self._kick_if_waiting()
 
-    async def insert(self, rows: dict[str, list[Row]]) -> None:
-        for table, batch in rows.items():
-            await insert_rows(self.db, table, batch)
+    async def insert(self, rows: Rows) -> None:
+        """`rows` in the transaction of the atomic() block that made them."""
+        await self.db.run(insert_rows, rows)
 
-    async def commit(self, rows: dict[str, list[Row]]) -> None:
-        """`rows` in one transaction of their own, in one hand-off to the connection's thread:
-        statement by statement (BEGIN, each INSERT, COMMIT) a batch cost five or more trips
-        between the event loop and that thread, and with record before send the run makes
-        one batch per few calls (docs/performance.md)."""
-        # aiosqlite's own way to run a function on its thread (what its public methods call);
-        # it has no public one for a whole transaction.
-        await self.db._execute(_commit_on_thread, self.db._conn, rows)  # type: ignore[no-untyped-call]
+    def _wait_idle(self) -> asyncio.Future[None]:
+        fut = self._loop.create_future()
+        self._idle.append(fut)
+        return fut
 
     # -- the queue --------------------------------------------------------------------------
 
@@ -194,9 +217,11 @@ class Writer:
     def enqueue(self, table: str, rest: Row) -> None:
         self.check()
         self._items.append((table, rest))
-        self._wake.set()
         if len(self._items) >= self._max_rows:
-            self._urgent.set()
+            self._urgent = True
+            self._kick()
+        elif self._timer is None and not self._busy:
+            self._timer = self._loop.call_later(self._interval, self._send)
 
     @property
     def backlog(self) -> int:
@@ -204,74 +229,123 @@ class Writer:
         return len(self._items)
 
     async def flush(self) -> None:
+        """Wait until everything enqueued so far is committed."""
         self.check()
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        fut: asyncio.Future[None] = self._loop.create_future()
         self._items.append(fut)
-        self._wake.set()
-        self._urgent.set()
+        self._urgent = True
+        self._kick()
         await fut
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name=f"ledger-writer {self.path}")
+    def _kick(self) -> None:
+        """Send the open batch as soon as the loop is done with what it is running now, so
+        every caller of this loop step joins it (or, with a batch on the thread, right after
+        that batch is committed)."""
+        if not self._kicked and not self._busy:
+            self._kicked = True
+            self._loop.call_soon(self._send)
+
+    def _kick_if_waiting(self) -> None:
+        if self._urgent or self._closing:
+            self._kick()
+        elif self._items and self._timer is None:
+            self._timer = self._loop.call_later(self._interval, self._send)
 
     async def stop(self) -> None:
-        """Drain everything queued, then end the task. Raises the writer's failure, if any."""
-        self._closing = True
-        self._wake.set()
-        self._urgent.set()
-        if self._task is not None:
-            await self._task
+        """Commit everything queued; refuse further events. Raises the writer's failure, if
+        any."""
+        if not self._closing:
+            self._closing = True
+            self._kick()
+        while self._busy or self._items:
+            await self._wait_idle()
         if self._failure is not None:
             raise self._failure
 
-    async def _run(self) -> None:
-        try:
-            await self._loop()
-        except BaseException as exc:
-            # A bug or a cancelled task must not leave flush() waiting forever.
-            if self._failure is None:
-                self._failure = LedgerError(
-                    f"{self.path}: the ledger writer stopped ({exc!r}); events after the last "
-                    "commit were not recorded; `tally resume` continues from the ledger"
-                )
-            for item in self._items:
-                if isinstance(item, asyncio.Future) and not item.done():
-                    item.set_exception(self._failure)
-            self._items = []
-            raise
-
-    def _batch(self, events: list[tuple[str, Row]]) -> dict[str, list[Row]]:
-        rows: dict[str, list[Row]] = {}
+    def _batch(self, events: list[tuple[str, Row]]) -> Rows:
+        rows: Rows = {}
         for table, rest in events:
             rows.setdefault(table, []).append(self.make_row(table, rest))
         if time.monotonic() - self._last_checkpoint >= self._checkpoint_every:
             rows.setdefault("checkpoints", []).append(self.checkpoint_row("periodic"))
         return rows
 
-    async def _loop(self) -> None:
-        while True:
-            await self._wake.wait()
-            if not self._urgent.is_set() and not self._closing:
-                # Let a batch accumulate, unless it is full or someone waits on flush().
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self._interval):
-                        await self._urgent.wait()
-            self._wake.clear()
-            self._urgent.clear()
-            items, self._items = self._items, []
-            await self._write(items)
-            if self._closing and not self._items:
-                return
-
-    async def _write(self, items: list[tuple[str, Row] | asyncio.Future[None]]) -> None:
+    def _send(self) -> None:
+        """Hand the open batch to the connection's thread (an event-loop callback)."""
+        self._kicked = False
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._busy or self.lock.locked() or not self._items:
+            return  # the batch on the thread, or the atomic() block, sends it when it ends
+        items, self._items = self._items, []
+        self._urgent = False
         futures = [i for i in items if isinstance(i, asyncio.Future)]
         events = [i for i in items if not isinstance(i, asyncio.Future)]
         if self._failure is None and events:
+            state = self._state()
             try:
-                async with self._restoring():
-                    await self.commit(self._batch(events))
-            except Exception as exc:  # every failure must reach the runner, not vanish
-                self._failure = write_failure(exc, self.path, "record events")
+                rows = self._batch(events)
+            except Exception as exc:  # a bug must fail the run, not leave flush() waiting
+                self._restore(state)
+                self._failure = LedgerError(
+                    f"{self.path}: the ledger writer stopped ({exc!r}); events after the last "
+                    "commit were not recorded; `tally resume` continues from the ledger"
+                )
+            else:
+                self._commit(rows, futures, state)
+                return
+        self._settle(futures)
+        self._wake_idle()
+
+    def _commit(
+        self,
+        rows: Rows,
+        futures: list[asyncio.Future[None]],
+        state: tuple[dict[str, int], dict[str, str], int],
+    ) -> None:
+        count = sum(map(len, rows.values()))
+        self._uncheckpointed += count
+        if self._uncheckpointed >= CHECKPOINT_ROWS:
+            self._uncheckpointed = 0
+            self.db.checkpoint()
+        if count > INLINE_ROWS or not self.db.idle:
+            self._busy = True
+            self.db.submit(commit_rows, (rows,), lambda _, e: self._sent(e, futures, state))
+            return
+        try:
+            self.db.inline(commit_rows, rows)
+        except BaseException as exc:  # rolled back: the writer goes back to match the file
+            self._sent(exc, futures, state)
+            if not isinstance(exc, Exception):
+                raise  # a second Ctrl-C: the run ends here, with nothing more recorded
+        else:
+            self._sent(None, futures, state)
+
+    def _sent(
+        self,
+        error: BaseException | None,
+        futures: list[asyncio.Future[None]],
+        state: tuple[dict[str, int], dict[str, str], int],
+    ) -> None:
+        """The batch's commit ended (an event-loop callback)."""
+        self._busy = False
+        if error is not None:
+            self._restore(state)
+            if self._failure is None:
+                self._failure = write_failure(error, self.path, "record events")
+        self._settle(futures)
+        self._wake_idle()
+        if not self.lock.locked():
+            self._kick_if_waiting()
+
+    def _wake_idle(self) -> None:
+        idle, self._idle = self._idle, []
+        for fut in idle:
+            if not fut.done():
+                fut.set_result(None)
+
+    def _settle(self, futures: list[asyncio.Future[None]]) -> None:
         for fut in futures:
             if fut.done():
                 continue

@@ -178,12 +178,10 @@ class Scheduler:
                 return
             result = await self._run_call(unit, bench, call, work)
             self.record(unit, call, result)
-            if unit.offline:
-                await self.ledger.throttle()
-            else:
-                # An answer reaches its chain once committed: a kill -9 never loses one that
-                # was paid for (resume would send it again). An offline answer costs nothing.
-                await self.ledger.committed()
+            # No wait for the answer's commit: whatever acts on it next (its chain's next
+            # request, here or on another lane) leaves only once its own start row is committed,
+            # and the single writer commits in order, so the answer is committed by then.
+            await self.ledger.throttle()
             if blocks_chain(result.status, bench):
                 work.blocked_reason = (
                     f"an earlier call of its chain (step {call.step}) did not finish"
