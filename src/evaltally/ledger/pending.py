@@ -103,7 +103,7 @@ class PendingStream:
         self.path = path
         self.batch_calls = batch_calls
         self._conn = connect_ro(path, any_thread=True)
-        self._conn.execute("PRAGMA cache_size = -65536")
+        self._conn.execute("PRAGMA cache_size = -8192")
         self._after = ""
         self._ended = False
         self._closed = False
