@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaltally.benchmarks.prompts.item_store import ItemStore
 from evaltally.benchmarks.prompts.tabular import FieldMap, items_from_rows
 from evaltally.errors import DataError
+from evaltally.ledger.scratch import ScratchStore
 from evaltally.records import canonical_json
 
 
@@ -36,7 +36,7 @@ class DatasetRef:
         return f"dataset {self.name}{config}/{self.split}{revision}"
 
 
-def load_dataset_items(ref: DatasetRef, fields: FieldMap) -> ItemStore:
+def load_dataset_items(ref: DatasetRef, fields: FieldMap) -> ScratchStore:
     """Item id -> item, in the split's order."""
     if ref.revision is None and not Path(ref.name).exists():
         raise DataError(
@@ -46,7 +46,7 @@ def load_dataset_items(ref: DatasetRef, fields: FieldMap) -> ItemStore:
     return items_from_rows(ref.label(), _rows(ref), fields)
 
 
-def items_sha256(items: ItemStore) -> str:
+def items_sha256(items: ScratchStore) -> str:
     """SHA-256 of the canonical JSON of the list of items, written item by item."""
     digest = hashlib.sha256(b"[")
     for n, (_, item) in enumerate(items.pairs()):

@@ -12,29 +12,29 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evaltally.benchmarks.prompts.item_store import ItemStore
 from evaltally.errors import DataError
 from evaltally.jsonl import read_jsonl
+from evaltally.ledger.scratch import ScratchStore
 
 ROLES = {"system", "user", "assistant"}
 FIELDS = {"id", "messages", "turns", "system", "meta", "target", "choices"}
 
 
-def load_items(path: Path) -> ItemStore:
+def load_items(path: Path) -> ScratchStore:
     """Item id -> item, in file order (JSONL)."""
     return collect(path, read_jsonl(path, "items file"), "")
 
 
-def collect(path: Path | str, rows: Iterable[tuple[int, object]], unit: str) -> ItemStore:
+def collect(path: Path | str, rows: Iterable[tuple[int, object]], unit: str) -> ScratchStore:
     """Validated items by id from (line or row number, item); `unit` prefixes the number in
     errors ("row " for tables, "" for a file's lines)."""
-    items = ItemStore()
+    items = ScratchStore()
     with items.adding():
         for lineno, item in rows:
             where = f"{path}:{unit}{lineno}"
             _check_item(where, item)
             assert isinstance(item, dict)
-            if not items.add(item):
+            if not items.add(item["id"], item):
                 raise DataError(f"{where}: duplicate item id {item['id']!r}")
     if not items:
         raise DataError(f"{path}: no items")
