@@ -9,10 +9,13 @@ import tracemalloc
 from pathlib import Path
 
 import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from evaltally.benchmarks.prompts.hub import items_sha256
 from evaltally.benchmarks.prompts.items import load_items
+from evaltally.benchmarks.prompts.tabular import FieldMap, load_table
 from evaltally.errors import DataError
 from evaltally.records import content_hash
 
@@ -82,3 +85,13 @@ def test_duplicate_id_names_its_line(tmp_path: Path) -> None:
     )
     with pytest.raises(DataError, match=r"items.jsonl:3: duplicate item id 'a'"):
         load_items(path)
+
+
+def test_a_table_value_json_cannot_hold_names_its_row(tmp_path: Path) -> None:
+    path = tmp_path / "items.parquet"
+    pq.write_table(
+        pa.table({"id": ["a", "b"], "prompt": ["x", "y"], "blob": [b"1", b"\xff"]}), path
+    )
+    fields = FieldMap(meta=("blob",))
+    with pytest.raises(DataError, match=r"items.parquet:row 1 \(item 'a'\): not JSON"):
+        load_table(path, fields)

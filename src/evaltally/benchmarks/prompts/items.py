@@ -34,7 +34,11 @@ def collect(path: Path | str, rows: Iterable[tuple[int, object]], unit: str) -> 
             where = f"{path}:{unit}{lineno}"
             _check_item(where, item)
             assert isinstance(item, dict)
-            if not items.add(item["id"], item):
+            try:
+                added = items.add(item["id"], item)
+            except TypeError as exc:  # orjson: a value JSON cannot hold (bytes from a table)
+                raise DataError(f"{where} (item {item['id']!r}): not JSON: {exc}") from None
+            if not added:
                 raise DataError(f"{where}: duplicate item id {item['id']!r}")
     if not items:
         raise DataError(f"{path}: no items")
