@@ -99,10 +99,11 @@ def run_config(
             cfg, command=command_line(), budget_usd=limit, start_over=start_over, replace=replace
         )
         result = asyncio.run(session)
-        for line in result.failures[:MAX_LISTED_FAILURES]:
+        listed = result.failures[:MAX_LISTED_FAILURES]
+        for line in listed:
             err.print(f"failed: {line}")
-        if len(result.failures) > MAX_LISTED_FAILURES:
-            more = len(result.failures) - MAX_LISTED_FAILURES
+        if result.failed_calls > len(listed):
+            more = result.failed_calls - len(listed)
             err.print(f"... and {more} more failed calls (reasons in `tally export`)")
         for line in result.mismatches:
             err.print(labelled("warning: ", "yellow", line))

@@ -53,6 +53,8 @@ class SessionResult:
     """Model key -> its recorded calls this session superseded (`--replace-model`)."""
     mismatches: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    """The first failed calls of the session, one line each (runner/scheduler.KEPT_FAILURES)."""
+    failed_calls: int = 0
 
     @property
     def complete(self) -> bool:
@@ -165,6 +167,7 @@ async def _session(
         await verifier.drain()
         result.mismatches = scheduler.mismatches
         result.failures = scheduler.failures
+        result.failed_calls = scheduler.failed_calls
         result.verified = dict(verifier.counts)
     except BaseExceptionGroup as group:
         # Workers fail together (a failed ledger write reaches every one of them): report the

@@ -31,6 +31,9 @@ BudgetCheck = Callable[[], str | None]
 """Returns a reason when no new call may be sent (budget reached), else None."""
 AnswerHook = Callable[[Benchmark, PlannedCall, StepAnswer], None]
 """Called with every answer that ended ok (the verification hook)."""
+KEPT_FAILURES = 10
+"""Failed calls whose line is kept for the end-of-run summary; the rest are only counted (a
+sweep against an endpoint that fails every call would otherwise hold a line per call)."""
 
 
 @dataclass
@@ -97,7 +100,9 @@ class Scheduler:
         self.on_ok = on_ok
         self.mismatches: list[str] = []
         self.failures: list[str] = []
-        """One line per call that ended failed (which call, why), for the end-of-run summary."""
+        """For the first KEPT_FAILURES calls that ended failed, which call and why (the
+        end-of-run summary; every reason is in the ledger)."""
+        self.failed_calls = 0
         self._queues: dict[int, _LaneQueue] = {}
 
     def _queue(self, lane: Lane) -> _LaneQueue:
@@ -255,10 +260,12 @@ class Scheduler:
         )
         _count(unit, result)
         if result.status is Status.FAILED:
-            self.failures.append(
-                f"{call.model} / {call.benchmark} / item {call.item_id!r} step {call.step} "
-                f"(call {call.call_id}): {result.reason}"
-            )
+            self.failed_calls += 1
+            if len(self.failures) < KEPT_FAILURES:
+                self.failures.append(
+                    f"{call.model} / {call.benchmark} / item {call.item_id!r} "
+                    f"step {call.step} (call {call.call_id}): {result.reason}"
+                )
 
 
 def blocks_chain(status: Status, bench: Benchmark) -> bool:

@@ -151,19 +151,21 @@ class PromptsBenchmark(Benchmark):
         """Items without a target are not scored; a scorer with no target at all is a mistake
         (a misnamed target column, say)."""
         assert self.scorer is not None
-        targeted = [i for i, item in self.items.items() if "target" in item]
+        targeted = False
+        for item_id, item in self.items.pairs():
+            if "target" not in item:
+                continue
+            targeted = True
+            if self.scorer.name == "choice":
+                try:
+                    scorers.choice_letter(item)
+                except scorers.ScoreError as exc:
+                    raise DataError(f"{self.source} (item {item_id!r}): {exc}") from None
         if not targeted:
             raise DataError(
                 f"{self.source}: scorer {self.scorer.name!r} is named but no item has a "
                 "'target' (for CSV or Parquet, name the column with target_field)"
             )
-        if self.scorer.name != "choice":
-            return
-        for item_id in targeted:
-            try:
-                scorers.choice_letter(self.items[item_id])
-            except scorers.ScoreError as exc:
-                raise DataError(f"{self.source} (item {item_id!r}): {exc}") from None
 
     def _rendered_item(self, item_id: str) -> Mapping[str, Any]:
         item = self.items[item_id]
@@ -172,7 +174,7 @@ class PromptsBenchmark(Benchmark):
         return item
 
     def chains(self) -> Iterator[ChainTemplate]:
-        for item_id, item in self.items.items():
+        for item_id, item in self.items.pairs():
             n = len(item["turns"]) if "turns" in item else 1
             yield ChainTemplate(
                 item_id=item_id,

@@ -74,10 +74,10 @@ class ModelGradedPrompts(PromptsBenchmark):
         )
 
     def _check_targets(self) -> None:
-        missing = [i for i, item in self.items.items() if "target" not in item]
-        if missing:
+        missing = next((i for i, item in self.items.pairs() if "target" not in item), None)
+        if missing is not None:
             raise DataError(
-                f"{self.source} (item {missing[0]!r}): the model scorer grades against a "
+                f"{self.source} (item {missing!r}): the model scorer grades against a "
                 "'target'; every item needs one"
             )
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from evaltally.benchmarks.prompts.tabular import FieldMap, items_from_rows
 from evaltally.errors import DataError
+from evaltally.ledger.scratch import ScratchStore
 from evaltally.records import canonical_json
 
 
@@ -35,7 +36,7 @@ class DatasetRef:
         return f"dataset {self.name}{config}/{self.split}{revision}"
 
 
-def load_dataset_items(ref: DatasetRef, fields: FieldMap) -> dict[str, dict[str, Any]]:
+def load_dataset_items(ref: DatasetRef, fields: FieldMap) -> ScratchStore:
     """Item id -> item, in the split's order."""
     if ref.revision is None and not Path(ref.name).exists():
         raise DataError(
@@ -45,8 +46,13 @@ def load_dataset_items(ref: DatasetRef, fields: FieldMap) -> dict[str, dict[str,
     return items_from_rows(ref.label(), _rows(ref), fields)
 
 
-def items_sha256(items: Mapping[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(list(items.values()))).hexdigest()
+def items_sha256(items: ScratchStore) -> str:
+    """SHA-256 of the canonical JSON of the list of items, written item by item."""
+    digest = hashlib.sha256(b"[")
+    for n, (_, item) in enumerate(items.pairs()):
+        digest.update(b"," + canonical_json(item) if n else canonical_json(item))
+    digest.update(b"]")
+    return digest.hexdigest()
 
 
 def _rows(ref: DatasetRef) -> Iterator[tuple[Sequence[str], Mapping[str, Any]]]:

@@ -14,29 +14,32 @@ from typing import Any
 
 from evaltally.errors import DataError
 from evaltally.jsonl import read_jsonl
+from evaltally.ledger.scratch import ScratchStore
 
 ROLES = {"system", "user", "assistant"}
 FIELDS = {"id", "messages", "turns", "system", "meta", "target", "choices"}
 
 
-def load_items(path: Path) -> dict[str, dict[str, Any]]:
+def load_items(path: Path) -> ScratchStore:
     """Item id -> item, in file order (JSONL)."""
     return collect(path, read_jsonl(path, "items file"), "")
 
 
-def collect(
-    path: Path | str, rows: Iterable[tuple[int, object]], unit: str
-) -> dict[str, dict[str, Any]]:
+def collect(path: Path | str, rows: Iterable[tuple[int, object]], unit: str) -> ScratchStore:
     """Validated items by id from (line or row number, item); `unit` prefixes the number in
     errors ("row " for tables, "" for a file's lines)."""
-    items: dict[str, dict[str, Any]] = {}
-    for lineno, item in rows:
-        where = f"{path}:{unit}{lineno}"
-        _check_item(where, item)
-        assert isinstance(item, dict)
-        if item["id"] in items:
-            raise DataError(f"{where}: duplicate item id {item['id']!r}")
-        items[item["id"]] = item
+    items = ScratchStore()
+    with items.adding():
+        for lineno, item in rows:
+            where = f"{path}:{unit}{lineno}"
+            _check_item(where, item)
+            assert isinstance(item, dict)
+            try:
+                added = items.add(item["id"], item)
+            except TypeError as exc:  # orjson: a value JSON cannot hold (bytes from a table)
+                raise DataError(f"{where} (item {item['id']!r}): not JSON: {exc}") from None
+            if not added:
+                raise DataError(f"{where}: duplicate item id {item['id']!r}")
     if not items:
         raise DataError(f"{path}: no items")
     return items

@@ -19,6 +19,7 @@ import orjson
 
 from evaltally.benchmarks.prompts.items import collect
 from evaltally.errors import DataError
+from evaltally.ledger.scratch import ScratchStore
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ def items_format(path: Path) -> str:
     return next((s for s in (".csv", ".parquet") if name.endswith(s)), ".jsonl")
 
 
-def load_table(path: Path, fields: FieldMap) -> dict[str, dict[str, Any]]:
+def load_table(path: Path, fields: FieldMap) -> ScratchStore:
     rows = _csv_rows(path) if items_format(path) == ".csv" else _parquet_rows(path)
     return items_from_rows(path, rows, fields)
 
@@ -45,7 +46,7 @@ Rows = Iterator[tuple[Sequence[str], Mapping[str, Any]]]
 """(column names, row) per row of a table."""
 
 
-def items_from_rows(source: Path | str, rows: Rows, fields: FieldMap) -> dict[str, dict[str, Any]]:
+def items_from_rows(source: Path | str, rows: Rows, fields: FieldMap) -> ScratchStore:
     """Validated items by id from a table's rows (a file, or a dataset named by `source`)."""
     return collect(source, _items(source, rows, fields), "row ")
 
