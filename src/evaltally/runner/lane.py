@@ -298,7 +298,9 @@ class Lane:
                 and self.refusals.cut(resume_at, ticket.sent_at if unpaced else None)
             ):
                 self._rate_before_test, self._sending_at_test = before, ramp
-            elif cut and self.requests.probed_from is not None:
+            elif cut and self.requests.probed_from is not None and self.requests.ceiling is None:
+                # Read as capacity, a probe's 429s would undo the cut: harmless for a lane that
+                # knows its limit (back to 98 % of it), a storm for one that does not (unpaced).
                 self.refusals.probed(self.requests.probed_from, now)
         if tokens_hit:
             self.tokens.refused(now, ticket.sent_at, resume_at)
