@@ -20,8 +20,9 @@ small share that no cut makes fall, which read as capacity undid the cut (a 600/
 unpaced and was refused everything in flight). So the answers to a refused step up (sent from
 the step to the 429 that ended it), and a 429 at the rate such a step found (arrival jitter
 puts one request too many in a window now and then), are the limit answering a probe: the test
-leaves them out (`probed`). The rest of a climbing lane's answers still count, so a lane that
-climbs from a deep cut still reaches its verdict.
+of a lane that knows no limit leaves them out (`probed`; one pacing under a known limit only
+goes back to 98 % of it on that verdict). The rest of a climbing lane's answers still count,
+so a lane that climbs from a deep cut still reaches its verdict.
 
 A lane that knows no limit takes its first 429 as one and cuts deep (to what it saw accepted),
 which at a few percent of capacity refusals left it at a hundredth of its speed for the whole
