@@ -13,6 +13,7 @@ from evaltally.runner.pacing import (
     HOLD,
     MAX_BURST_S,
     MAX_PATIENCE_S,
+    MIN_COUNT,
     RECOVER_AFTER_S,
     RECOVER_STEP,
     SLOW_START_RATE,
@@ -285,3 +286,17 @@ def test_a_refused_step_up_goes_back_to_the_rate_that_was_clean() -> None:
         rate.accepted_one(1.0, now)
     assert rate.refused(now=now + 0.5, sent_at=now + 0.5, resume_at=now + 0.5)
     assert rate.pacer.rate == pytest.approx(clean)
+    # The lane says when that step began: what it sent since then probed the limit.
+    assert rate.probed_from == pytest.approx(now)
+
+
+def test_a_first_429_after_too_few_answers_cuts_what_was_sent_not_the_count() -> None:
+    # Two answers and a 429 within 40 ms say nothing of a limit: counted over a second and the
+    # 1 s wait, they would set the lane to 2 requests/s (a hundredth of what it was sending).
+    rate = AdaptiveRate.per_minute(None, now=0.0)
+    rate.sending_from(0.0)
+    accept(rate, MIN_COUNT - 1, 0.0, 0.03)
+    assert rate.refused(now=0.04, sent_at=0.01, resume_at=1.04, sending=300.0)
+    assert rate.pacer is not None
+    assert rate.pacer.rate == pytest.approx(300.0 * DECREASE)
+    assert rate.probed_from is None

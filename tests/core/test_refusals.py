@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import heapq
+import itertools
 import random
+from collections import deque
 from collections.abc import Callable
 
 import orjson
@@ -20,6 +22,7 @@ from evaltally.runner.lane import Lane, Ticket
 from evaltally.runner.pacing import HEADROOM
 from evaltally.runner.refusals import (
     MAX_ANSWERS,
+    MAX_CAPACITY_SHARE,
     MIN_ANSWERS,
     MIN_SIBLINGS,
     RefusalJudge,
@@ -155,6 +158,57 @@ def test_a_lone_429_among_what_was_sent_with_it_is_scattered_a_storm_is_not() ->
     assert _siblings(MIN_SIBLINGS) is None
 
 
+def test_a_share_after_the_cut_above_the_capacity_bound_is_a_limit_not_capacity() -> None:
+    # A cut that was not deep enough: the share rose. Capacity refusals keep a few percent.
+    judge = RefusalJudge()
+    _feed(judge, 0.0, 200, 0.05)
+    judge.cut(resume_at=3.0)
+    assert not _feed(judge, 3.0, MAX_ANSWERS, 2 * MAX_CAPACITY_SHARE)
+    assert not judge.capacity
+
+
+def test_the_answers_to_a_refused_step_up_are_left_out_of_the_test() -> None:
+    # A lane probing back up to the limit it found gets a 429 at about each step: the limit
+    # answering the probe. Left in, they read as a share that did not fall.
+    judge = RefusalJudge()
+    _feed(judge, 0.0, 40, 0.05)
+    judge.cut(resume_at=2.0)
+    sent, found = 2.0, False
+    for step in range(MAX_ANSWERS // 10):
+        for i in range(10):
+            found |= judge.answered(sent, refused=i == 9 and step % 2 == 0) is Verdict.CAPACITY
+            sent += 0.1
+        if step % 2 == 0:
+            judge.probed(sent - 0.55, sent)
+    assert not found and not judge.capacity
+    assert judge.refused_after == 0 and judge.testing
+
+
+def test_a_first_refusal_judged_at_resume_by_the_few_answers_sent_with_it() -> None:
+    def judge_with(refused: list[bool]) -> Verdict | None:
+        judge = RefusalJudge()
+        judge.answered(0.01, refused=True)
+        judge.cut(resume_at=1.0, unpaced_refusal=0.01)
+        for i, r in enumerate(refused):
+            judge.answered(0.02 + i * 0.001, r)
+        return judge.resumed()
+
+    assert judge_with([False, False]) is Verdict.SCATTERED
+    assert judge_with([False, True]) is None  # two 429s in a row: a limit's, cut deep
+    assert judge_with([]) is None  # nothing to judge by
+
+
+def test_scattered_ends_when_its_429s_come_in_a_run() -> None:
+    judge = RefusalJudge()
+    judge.answered(0.01, refused=True)
+    judge.cut(resume_at=1.0, unpaced_refusal=0.01)
+    judge.answered(0.02, refused=False)
+    assert judge.resumed() is Verdict.SCATTERED and judge.scattered
+    for i in range(MIN_SIBLINGS):
+        judge.answered(1.0 + i * 0.01, refused=i % 2 == 0)
+    assert not judge.scattered
+
+
 def _simulate(
     lane: Lane,
     t: VirtualClock,
@@ -210,6 +264,46 @@ def test_scattered_429s_cost_a_lane_that_knows_no_limit_their_share() -> None:
     wall, refused = _simulate(lane, t, 4000, lambda _: 1.0 if rng.random() < 0.03 else None)
     assert refused > 60 and lane.refusals.capacity
     assert wall <= max(3 * clean, clean + 10)
+
+
+@pytest.mark.parametrize("first", [2, 3])
+def test_a_capacity_429_among_a_lanes_first_requests_costs_no_deep_cut(first: int) -> None:
+    # The first 429 comes back among the lane's first few requests: two answers over a second
+    # and its Retry-After said it accepts 2 requests/s, and the climb back from there took
+    # the whole run (15 to 30 times the clean one).
+    clean, _ = _simulate(*_unpaced_lane(), 4000, lambda _: None)
+    rng, count = random.Random(7), itertools.count(1)
+    lane, t = _unpaced_lane()
+    wall, _ = _simulate(
+        lane, t, 4000, lambda _: 1.0 if next(count) == first or rng.random() < 0.03 else None
+    )
+    assert lane.refusals.capacity
+    assert wall <= max(3 * clean, clean + 10)
+
+
+def _sliding_window(allowed: int, window_s: float) -> Callable[[float], float | None]:
+    """A provider admitting `allowed` requests in any `window_s`, saying nothing but the wait."""
+    log: deque[float] = deque()
+
+    def refuse(at: float) -> float | None:
+        while log and log[0] <= at - window_s:
+            log.popleft()
+        if len(log) < allowed:
+            log.append(at)
+            return None
+        return log[len(log) - allowed] + window_s - at
+
+    return refuse
+
+
+def test_a_lane_probing_back_to_a_limit_it_found_holds_it() -> None:
+    # 600 calls against 600/min in any 1 s, nothing configured or advertised. The lane's probes
+    # back up to the limit each get a 429; read as capacity they undid its cut, and the lane,
+    # unpaced again, was refused everything in flight (1.19 x the least time, 72 x 429).
+    lane, t = _unpaced_lane()
+    wall, refused = _simulate(lane, t, 600, _sliding_window(10, 1.0), latency=0.001)
+    assert not lane.refusals.capacity
+    assert wall <= 1.05 * 599 / 10 and refused <= 15
 
 
 def _lane(t: VirtualClock) -> Lane:

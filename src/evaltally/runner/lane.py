@@ -213,6 +213,8 @@ class Lane:
         if self.stop_reason:
             raise LaneStopped(self.stop_reason)
         now = self.clock()
+        if self.refusals.siblings_from is not None and now >= self.pause_until:
+            self._conclude(self.refusals.resumed())
         wait = self._wait(tokens, now)
         if wait <= 0:
             wait = self.breaker.wait_time(now)
@@ -309,6 +311,10 @@ class Lane:
                 and self.refusals.cut(resume_at, ticket.sent_at if unpaced else None)
             ):
                 self._rate_before_test, self._sending_at_test = before, ramp
+            elif cut and self.requests.probed_from is not None and self.requests.ceiling is None:
+                # Read as capacity, a probe's 429s would undo the cut: harmless for a lane that
+                # knows its limit (back to 98 % of it), a storm for one that does not (unpaced).
+                self.refusals.probed(self.requests.probed_from, now)
         if tokens_hit:
             self.tokens.refused(now, ticket.sent_at, resume_at)
         self._conclude(self.refusals.answered(ticket.sent_at, refused=True))

@@ -12,8 +12,11 @@ at one request and grows while the provider keeps answering without a 429.
 A limit nobody told us about (or one tighter than configured or advertised) is found from 429s:
 each refusal cuts the rate to what the provider was seen to accept (counted over the whole time
 since the lane began, or since its first refusal, plus the wait it asks for: a window's worth,
-whatever the window's length) and remembers where it was refused; a clean period lets it climb
-back by small multiplicative steps no higher than just under that point.
+whatever the window's length; fewer than MIN_COUNT accepted say nothing, and the cut is then a
+share of what the lane was sending) and remembers where it was refused; a clean period lets it
+climb back by small multiplicative steps no higher than just under that point. A refused step
+goes back to the rate that ran clean, and a later 429 at about the rate of that step is the same
+limit: the rate goes just under it (HOLD), not a tenth below.
 """
 
 from __future__ import annotations
@@ -61,6 +64,10 @@ MAX_PATIENCE_S = 16.0
 """A probe refused within 5 % of where the last one was refused found the same limit: the clean
 time before the next step back up doubles (up to this), so a lane that knows its limit stops
 paying a 429 every few seconds to confirm it."""
+
+AGAIN = 0.05
+"""A refusal within this share of the rate last refused found the same limit again; one within
+this share under the rate of the last refused step up is at the limit that step found."""
 
 MIN_SPAN_S = 1.0
 """The first refusal counts everything accepted since the lane began over at least this long:
@@ -182,6 +189,13 @@ class AdaptiveRate:
     refused_rate: float | None = None
     stepped_from: float | None = None
     """The rate before the last step up since the last cut (it ran clean there)."""
+    stepped_at: float = float("-inf")
+    """When the last step up was made."""
+    probed_from: float | None = None
+    """When the last cut was the limit a step up found: when what answered it began to be sent
+    (the step, or the refused request at that limit); None for a cut of any other kind."""
+    probe_refused: float | None = None
+    """The rate of the last refused step up: about where the limit is."""
     patience: float = RECOVER_AFTER_S
 
     @classmethod
@@ -238,7 +252,7 @@ class AdaptiveRate:
                 max((target - pacer.rate) / 2, RECOVER_STEP * pacer.rate),
                 MAX_RECOVER_STEP * pacer.rate,
             )
-            self.stepped_from = pacer.rate
+            self.stepped_from, self.stepped_at = pacer.rate, now
             pacer.set_rate(min(target, pacer.rate + step), now)
             self.clean_since = now
 
@@ -255,6 +269,7 @@ class AdaptiveRate:
         if sent_at < self.cut_at:
             return False
         seen = self._estimate(now, resume_at)
+        self.probed_from = None
         if self.pacer is not None:
             current = self.pacer.rate
             soon = now - self.cut_at < RECOVER_AFTER_S
@@ -262,6 +277,12 @@ class AdaptiveRate:
                 # A step up was refused after a clean period: back to the rate that was clean
                 # (what was accepted meanwhile is only what the lane sent, below the limit).
                 new = min(self.stepped_from, current * HOLD)
+                self.probed_from, self.probe_refused = self.stepped_at, current
+            elif self._at_probed_limit(current) and not soon:
+                # At the limit a refused step found (arrival jitter puts one request too many
+                # into its window now and then): just under this rate, not a tenth below it.
+                new = current * HOLD
+                self.probed_from = sent_at
             elif seen is None:
                 new = current * (FAST_DECREASE if soon else DECREASE)
             else:
@@ -278,7 +299,7 @@ class AdaptiveRate:
         self.cut_at = now
         self.cuts += 1
         self.stepped_from = None
-        again = self.refused_rate is not None and abs(current / self.refused_rate - 1) <= 0.05
+        again = self.refused_rate is not None and abs(current / self.refused_rate - 1) <= AGAIN
         self.patience = min(2 * self.patience, MAX_PATIENCE_S) if again else RECOVER_AFTER_S
         self.refused_rate = current
         self.learned = True
@@ -288,6 +309,10 @@ class AdaptiveRate:
         else:
             self.pacer.set_rate(new, resume_at)
         return True
+
+    def _at_probed_limit(self, rate: float) -> bool:
+        """Whether `rate` is within AGAIN under (or above) the rate of the last refused step."""
+        return self.probe_refused is not None and rate >= self.probe_refused * (1 - AGAIN)
 
     def _estimate(self, now: float, resume_at: float) -> float | None:
         """What the provider accepted per second over the span being counted, the wait it
@@ -302,7 +327,7 @@ class AdaptiveRate:
         if self.cuts == 0 or span >= HORIZON_S:
             self.counting_since, self.counted = resume_at, 0.0
         if self.cuts == 0:
-            return counted / max(span, MIN_SPAN_S) if counted > 0 else None
+            return counted / max(span, MIN_SPAN_S) if counted >= MIN_COUNT else None
         return counted / span if counted >= MIN_COUNT and span > 0 else None
 
 

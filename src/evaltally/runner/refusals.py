@@ -11,8 +11,18 @@ left a lane at ~5 requests/s for good). Most providers do not say which a 429 is
 watches the 429s among the answers to requests sent once it resumed. Against a limit their
 share falls to about nothing; if it stays at CAPACITY_RATIO or more of the share before the cut,
 the 429s were not the rate's, the cut is undone, and from then on such 429s are retried on
-their own. Should the share climb well above the one measured (a real limit reached later, as
-the rate probes back up), the lane treats 429s as a limit's again.
+their own. A share after the cut above MAX_CAPACITY_SHARE is never capacity either (the cut
+was not deep enough). Should the share climb well above the one measured (a real limit reached
+later, as the rate probes back up), the lane treats 429s as a limit's again.
+
+A lane that found a limit probes back up to it and is refused at about each step: a steady
+small share that no cut makes fall, which read as capacity undid the cut (a 600/min lane went
+unpaced and was refused everything in flight). So the answers to a refused step up (sent from
+the step to the 429 that ended it), and a 429 at the rate such a step found (arrival jitter
+puts one request too many in a window now and then), are the limit answering a probe: the test
+of a lane that knows no limit leaves them out (`probed`; one pacing under a known limit only
+goes back to 98 % of it on that verdict). The rest of a climbing lane's answers still count,
+so a lane that climbs from a deep cut still reaches its verdict.
 
 A lane that knows no limit takes its first 429 as one and cuts deep (to what it saw accepted),
 which at a few percent of capacity refusals left it at a hundredth of its speed for the whole
@@ -22,7 +32,12 @@ sending at r against a limit L). When at most SCATTERED_SHARE of the first MIN_S
 answers were 429s, the refusal was scattered: the judge says so and the lane runs the test at
 a shallow cut instead (pacing.DECREASE of what it was sending), under which a limit's share
 still falls and a capacity share does not; meanwhile (`scattered`) a 429 holds only its own
-request (a limit that refuses so few is at most a tenth above that rate).
+request (a limit that refuses so few is at most a tenth above that rate). A first 429 among a
+lane's first few requests has fewer than MIN_SIBLINGS sent with it: the judge then decides when
+the lane's pause ends (`resumed`), scattered if at least one of them was answered and none was
+refused (two 429s in a row are a limit's). Scattered ends as soon as more than
+MAX_CAPACITY_SHARE of at least MIN_SIBLINGS answers after the resume are refused: a limit's
+run of 429s pauses the lane again.
 """
 
 from __future__ import annotations
@@ -98,6 +113,8 @@ class RefusalJudge:
     refused_siblings: int = 0
     scattered: bool = False
     """Whether the test under way follows a scattered first refusal."""
+    probes: deque[tuple[float, float]] = field(default_factory=lambda: deque(maxlen=8))
+    """(from, to): sends of the lane's refused steps up, whose answers the test leaves out."""
     recent: deque[tuple[float, bool]] = field(default_factory=lambda: deque(maxlen=2 * WINDOW))
     """(sent at, refused) of the last answers (2xx or 429), oldest first."""
 
@@ -114,7 +131,30 @@ class RefusalJudge:
         self.test_from, self.after, self.refused_after = resume_at, 0, 0
         self.siblings_from, self.siblings, self.refused_siblings = unpaced_refusal, 0, 0
         self.scattered = False
+        self.probes.clear()
         return True
+
+    def probed(self, start: float, end: float) -> None:
+        """The lane's step up at `start` was refused at `end`: the answers to what it sent
+        in between answered a probe of the limit, not the rate under test."""
+        if self.test_from is None:
+            return
+        for sent, refused in self.recent:
+            if sent >= self.test_from and start <= sent <= end:
+                self.after -= 1
+                self.refused_after -= refused
+        self.probes.append((start, end))
+
+    def resumed(self) -> Verdict | None:
+        """The lane's pause after the first refusal being judged is over: it goes on at the
+        deep cut unless what was answered of what was sent with that refusal says scattered."""
+        if self.siblings_from is None:
+            return None
+        self.siblings_from = None
+        self.scattered = self.siblings > 0 and self.refused_siblings <= (
+            SCATTERED_SHARE * self.siblings
+        )
+        return Verdict.SCATTERED if self.scattered else None
 
     def answered(self, sent_at: float, refused: bool) -> Verdict | None:
         """An answer (2xx, or a 429 of any kind) to a request sent at `sent_at`, and what it
@@ -128,16 +168,20 @@ class RefusalJudge:
             return None
         if sent_at < self.test_from:
             return self._sibling(sent_at, refused)
+        if any(start <= sent_at <= end for start, end in self.probes):
+            return None
         self.after += 1
         self.refused_after += refused
+        after = self.refused_after / self.after
+        if self.scattered and self.after >= MIN_SIBLINGS and after > MAX_CAPACITY_SHARE:
+            self.scattered = False  # a limit's run of 429s: they pause the lane again
         if self.after < MIN_ANSWERS:
             return None
         before = self._share_before(self.test_from)
-        after = self.refused_after / self.after
         if (
             self.refused_after >= MIN_REFUSED
             and before <= MAX_CAPACITY_SHARE
-            and after >= CAPACITY_RATIO * before
+            and CAPACITY_RATIO * before <= after <= MAX_CAPACITY_SHARE
         ):
             self.capacity, self.share, self.test_from = True, after, None
             self.scattered = False
