@@ -127,3 +127,9 @@ def kill_run_when(
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
+
+
+def exported(run_dir: Path, out: Path) -> list[dict[str, Any]]:
+    """`tally export RUN_DIR -o OUT`, which must succeed, read back as rows."""
+    assert tally("export", str(run_dir), "-o", str(out)).returncode == 0
+    return [orjson.loads(line) for line in out.read_bytes().splitlines()]

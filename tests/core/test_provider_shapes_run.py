@@ -7,12 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from evaltally.config import load_config
 from evaltally.run.session import run_session
-from testkit import FAKE_KEY, tally, write_config, write_items
+from testkit import FAKE_KEY, exported, tally, write_config, write_items
 
 ENV = {"EVALTALLY_TEST_KEY": FAKE_KEY}
 ANSWER = '{"answer": 1}'
@@ -35,8 +34,7 @@ def test_reasoning_shapes_are_read_as_reasoning(
     assert run.returncode == 0, run.stderr
     run_dir = tmp_path / "runs" / "t"
     out = tmp_path / "out.jsonl"
-    assert tally("export", str(run_dir), "-o", str(out)).returncode == 0
-    rows = [orjson.loads(line) for line in out.read_text().splitlines()]
+    rows = exported(run_dir, out)
     assert [r["raw_text"] for r in rows] == [ANSWER] * 3
     assert all(r["usage"]["reasoning_tokens"] > 0 for r in rows)
     status = tally("status", str(run_dir))

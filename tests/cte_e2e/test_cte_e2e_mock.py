@@ -19,7 +19,7 @@ from evaltally.config import BenchmarkConfig
 from evaltally.ledger import unpack_body
 from evaltally.prompts.cte import PROMPT_VERSION
 from evaltally.records import PlannedCall, Status
-from testkit import tally
+from testkit import exported, tally
 
 WRONG = {"wrong": 3}
 
@@ -87,8 +87,7 @@ def test_scripted_model_metrics_and_rollout_feedback(tmp_path: Path, mock_proces
     assert run.returncode == 0, run.stderr
     run_dir = tmp_path / "runs" / "m"
     export = tmp_path / "e.jsonl"
-    assert tally("export", str(run_dir), "-o", str(export)).returncode == 0
-    rows = [orjson.loads(x) for x in export.read_bytes().splitlines()]
+    rows = exported(run_dir, export)
     unscripted = {(r["protocol"], r["item_id"]) for r in rows if r["raw_text"] == "UNSCRIPTED"}
     assert unscripted <= {("free_rollout", sid2)}  # every scripted prompt was rendered as predicted
     paths = {r["parse_path"] for r in rows if r["protocol"] == "answers_revealed"}

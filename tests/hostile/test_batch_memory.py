@@ -13,7 +13,6 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-import orjson
 import pytest
 from hostile_batch import BatchProvider, Request, batch_config, jsonl, ok_lines, result
 from hostile_kit import CREDENTIAL_ENV
@@ -21,7 +20,7 @@ from hostile_server import Answer, HostileServer
 
 from evaltally.adapters.base import HttpRequest
 from evaltally.runner.transport import AiohttpTransport, TransportFailure
-from testkit import tally
+from testkit import exported
 
 PAD_BYTES = 400 << 20
 """One result line of 400 MB (compressed to well under a megabyte)."""
@@ -45,8 +44,7 @@ def gzipped_document(requests: list[Request]) -> Iterator[bytes]:
 
 def export_rows(run_dir: Path) -> list[dict[str, object]]:
     out = run_dir.parent / "export.jsonl"
-    assert tally("export", str(run_dir), "-o", str(out)).returncode == 0
-    rows = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    rows = exported(run_dir, out)
     return sorted(rows, key=lambda r: str(r["item_id"]))
 
 

@@ -14,7 +14,7 @@ import pytest
 from evaltally import load_config
 from evaltally.benchmarks.binding import load_benchmarks
 from evaltally.errors import EvaltallyError
-from testkit import kill_run_when, mock_model, tally
+from testkit import exported, kill_run_when, mock_model, tally
 
 ITEMS = [
     {
@@ -51,8 +51,7 @@ def _setup(tmp_path: Path, base_url: str, name: str) -> Path:
 
 
 def _export(run_dir: Path, out: Path) -> list[dict[str, Any]]:
-    assert tally("export", str(run_dir), "-o", str(out)).returncode == 0
-    rows = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    rows = exported(run_dir, out)
     return [{k: v for k, v in r.items() if k not in VOLATILE} for r in rows]
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from testkit import mock_model, tally
+from testkit import exported, mock_model, tally
 
 ITEMS = [
     {"id": "q1", "messages": [{"role": "user", "content": "alpha question"}], "target": "41"},
@@ -43,8 +43,7 @@ def test_two_models_scored_graded_from_the_export_alone(tmp_path: Path, mock_pro
     assert tally("run", str(config)).returncode == 0
     run_dir = tmp_path / "runs" / "s"
     export = tmp_path / "e.jsonl"
-    assert tally("export", str(run_dir), "-o", str(export)).returncode == 0
-    rows = [orjson.loads(line) for line in export.read_text().splitlines()]
+    rows = exported(run_dir, export)
     scores = {(r["model"], r["item_id"], r["step"]): r.get("score") for r in rows}
     assert scores[("good", "q1", 0)] == 1.0 and scores[("weak", "q1", 0)] == 1.0
     assert scores[("good", "q2", 0)] == 1.0 and scores[("weak", "q2", 0)] == 0.0

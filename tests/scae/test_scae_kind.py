@@ -17,7 +17,7 @@ from evaltally.benchmarks.scae.episodes import example_path, load_episodes
 from evaltally.benchmarks.scae.judges import heterogeneity
 from evaltally.benchmarks.scae.provenance import episode_provenance
 from evaltally.errors import ConfigError
-from testkit import REPO, tally
+from testkit import REPO, exported, tally
 
 JUDGES = ("last_gold", "first_gold", "last_visible")
 
@@ -190,8 +190,7 @@ def test_two_scae_benchmarks_in_one_run_are_reported_apart(tmp_path: Path) -> No
     assert "### f50: Collider displacement" in md and "### f60: Collider displacement" in md
     # The full-trace calls do not depend on the fraction: both benchmarks ask the same request.
     export = tmp_path / "e.jsonl"
-    assert tally("export", str(run_dir), "-o", str(export)).returncode == 0
-    rows = [orjson.loads(line) for line in export.read_bytes().splitlines()]
+    rows = exported(run_dir, export)
     full = {
         (r["benchmark"], r["item_id"]): r["request_hash"] for r in rows if r["condition"] == "full"
     }

@@ -16,7 +16,7 @@ from scae_kit import episode_line, write_episodes
 from evaltally.benchmarks.scae.benchmark import ScaeBenchmark
 from evaltally.config import load_config
 from evaltally.records import PlannedCall
-from testkit import tally
+from testkit import exported, tally
 
 T = 10  # k = 6 at f = 0.6
 SPLIT = [(9, 3)] * 59 + [(2, 5)] + [(4, 4)] * 10  # (full step, prefix step)
@@ -73,8 +73,7 @@ def test_59_later_1_earlier_10_ties_gives_the_papers_sign_test(
     assert mock.stats()["total"] == 144  # every call sent once
 
     export = tmp_path / "e.jsonl"
-    assert tally("export", str(run_dir), "-o", str(export)).returncode == 0
-    rows = [orjson.loads(line) for line in export.read_bytes().splitlines()]
+    rows = exported(run_dir, export)
     reasons = sorted(r["reason"].split(":")[0] for r in rows if r["status"] == "parse_error")
     assert reasons == ["out_of_range", "out_of_range", "unparsable"]
     graded = tally("grade", str(export), "-o", str(tmp_path / "g"))

@@ -10,7 +10,7 @@ from urllib.parse import quote
 import orjson
 from view_testkit import XSS, ViewProcess, start_view, stop, xss_answers, xss_config
 
-from testkit import REPO, tally
+from testkit import REPO, exported, tally
 
 STATIC = REPO / "src" / "evaltally" / "view" / "static"
 
@@ -80,8 +80,7 @@ def test_filters_select_exactly_the_matching_calls(
 ) -> None:
     view = view_server(cte_run)
     export = tmp_path / "e.jsonl"
-    assert tally("export", str(cte_run), "-o", str(export)).returncode == 0
-    rows = [orjson.loads(line) for line in export.read_bytes().splitlines()]
+    rows = exported(cte_run, export)
 
     def ids(query: str) -> set[str]:
         page = view.api(f"/api/runs/demo-small/calls?limit=500&{query}")
