@@ -94,10 +94,13 @@ class EventClock(VirtualClock):
         while self._due:
             for _ in range(SETTLE_TURNS):
                 await asyncio.sleep(0)
-            self.now = max(self.now, self._due[0][0])
+            while self._due and self._due[0][2].done():  # its waiter was cancelled
+                heapq.heappop(self._due)
+            if self._due:
+                self.now = max(self.now, self._due[0][0])
             while self._due and self._due[0][0] <= self.now:
                 woken = heapq.heappop(self._due)[2]
-                if not woken.done():  # else its waiter was cancelled
+                if not woken.done():
                     woken.set_result(None)
 
 
