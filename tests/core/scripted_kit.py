@@ -149,9 +149,11 @@ class Provider:
 
 
 async def run(
-    tmp_path: Path, provider: Provider, n: int, **changes: float
+    tmp_path: Path, provider: Provider, n: int, turns: int = 0, **changes: float
 ) -> tuple[SessionResult, Path]:
-    write_items(tmp_path / "items.jsonl", n)
+    """`n` items (chains of `turns` user turns, "chain {i} turn {t}"; else one-step
+    "question {i}") through `provider`, the lane's limits DEFAULTS with `changes`."""
+    write_items(tmp_path / "items.jsonl", n, turns=turns)
     config = load_config(write_config(tmp_path, BASE_URL, limits=limits(**changes)))
     transport = ScriptedTransport(provider)
     result = await run_session(

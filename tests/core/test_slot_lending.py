@@ -69,6 +69,26 @@ async def test_a_call_back_from_its_wait_takes_its_turn_for_a_ticket(tmp_path: P
     assert retried_at - failed_at >= 2.5 + LATENCY_S and retried_at in answered_meanwhile
 
 
+async def test_the_calls_of_a_chain_still_never_overlap(tmp_path: Path) -> None:
+    # Six chains of three turns, two slots: the refused first turn's chain waits out its
+    # Retry-After, the lent slot drives another chain, and every chain's turns go one after
+    # the other's answer.
+    provider = _first_request_refused(10.0)
+    result, _ = await run(tmp_path, provider, 6, turns=3, concurrency=2)
+    assert result.complete and result.lanes["m1"].stats.ok == 18
+    answered = {q: t for t, q, status in provider.answers if status == 200}
+    for i in range(6):
+        for turn in (1, 2):
+            (sent,) = provider.times(f"chain {i} turn {turn}")
+            assert sent >= answered[f"chain {i} turn {turn - 1}"]
+    refused = _refused(provider)
+    chain = refused.removesuffix(" turn 0")
+    # The other five chains end before the refused one is retried: one slot drives three of
+    # them (9 s), the lent one two (before, one slot drove all five: 15 s).
+    others_end = max(t for q, t in answered.items() if not q.startswith(chain + " "))
+    assert others_end <= 9 * LATENCY_S + 0.5 < provider.times(refused)[1]
+
+
 async def test_an_outage_costs_the_breaker_its_usual_few_requests(tmp_path: Path) -> None:
     # A 60 s total outage against 8 in flight and a breaker opening at 8 failures in a row,
     # each failed call told to come back in 5 s. The answers come back spread over a second,
