@@ -254,7 +254,8 @@ def _simulate(
 
 def _unpaced_lane() -> tuple[Lane, VirtualClock]:
     t = VirtualClock()
-    return Lane("x", Limits(), clock=t.monotonic, sleep=t.sleep, rng=random.Random(0)), t
+    limits = Limits(concurrency=64)  # as many tickets as `_simulate` has workers
+    return Lane("x", limits, clock=t.monotonic, sleep=t.sleep, rng=random.Random(0)), t
 
 
 def test_scattered_429s_cost_a_lane_that_knows_no_limit_their_share() -> None:

@@ -68,3 +68,20 @@ async def test_a_retry_after_holds_only_its_own_request(
     assert retried >= ended + RETRY_AFTER_S  # the provider's wait, honored for that request
     assert others >= 1  # ... while the lane went on (before: paused, nothing sent)
     assert lane.pause_until == 0.0 and lane.stats.retries == 1
+
+
+async def test_with_one_slot_the_lane_goes_on_while_its_call_waits(
+    tmp_path: Path, mock_server: Any
+) -> None:
+    # Concurrency 1: the call waiting out its Retry-After lends its slot, so the other calls
+    # are sent meanwhile (before, nothing was until its retry), still one request at a time.
+    srv = await mock_server(faults=(FaultRule("503", 1, "request", retry_after=RETRY_AFTER_S),))
+    write_items(tmp_path / "items.jsonl", CALLS)
+    limits = LIMITS.replace("concurrency = 4", "concurrency = 1")
+    config = load_config(write_config(tmp_path, srv.base_url, limits=limits))
+    result = await run_session(config, command="test", env=ENV)
+    assert result.complete and result.lanes["m1"].stats.ok == CALLS
+    ended, retried, others = _failed_then_retried(config.run_dir, 503)
+    assert retried >= ended + RETRY_AFTER_S
+    assert others >= 1
+    assert srv.stats()["max_in_flight"] == 1

@@ -9,7 +9,8 @@ attempt has failed) and the lane.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, cast
@@ -75,6 +76,11 @@ class CallResult:
     request_hash: str | None = None
 
 
+Lend = Callable[[Lane], AbstractContextManager[None]]
+"""Held while a call waits out its own retry (a Retry-After, a backoff): the caller's way to
+lend the call's place to other work meanwhile (runner/scheduler.py lends its slot)."""
+
+
 class _Retryable(Exception):
     """A failed attempt to retry. `wait_s`: the least its own retry waits (the provider's
     Retry-After on a sporadic error); None when the lane-wide pause of a limit's 429 already
@@ -120,11 +126,13 @@ class CallExecutor:
         bench: Benchmark,
         prior_attempts: int,
         earlier: Sequence[StepAnswer] = (),
+        lend: Lend | None = None,
     ) -> CallResult:
-        """`earlier`: the chain's answers before `call` (what an offline predictor may read)."""
+        """`earlier`: the chain's answers before `call` (what an offline predictor may read).
+        `lend`: held while the call waits out its own retry."""
         if unit.offline:
             return self._offline(unit.model.model, call, messages, bench, prior_attempts, earlier)
-        return await self._http(unit, call, messages, bench, prior_attempts)
+        return await self._http(unit, call, messages, bench, prior_attempts, lend)
 
     def _offline(
         self,
@@ -169,6 +177,7 @@ class CallExecutor:
         messages: list[Message],
         bench: Benchmark,
         prior: int,
+        lend: Lend | None,
     ) -> CallResult:
         assert unit.endpoint is not None
         request = cast(HttpAdapter, unit.adapter).build_request(unit.endpoint, messages)
@@ -176,7 +185,7 @@ class CallExecutor:
         reserve = 0
         if unit.lane.counts_tokens:
             reserve = count_messages(messages) + unit.model.max_output_tokens
-        state = _Attempts(unit, call, request, rhash, reserve, attempt=prior)
+        state = _Attempts(unit, call, request, rhash, reserve, attempt=prior, lend=lend)
         try:
             try:
                 completion = await self._attempt(state)
@@ -199,7 +208,7 @@ class CallExecutor:
             stop=stop_after_attempt(limits.max_attempts),
             wait=_wait_strategy(limits.backoff_initial_s, limits.backoff_max_s),
             retry=retry_if_exception_type(_Retryable),
-            sleep=partial(self._retry_sleep, state.unit.lane),
+            sleep=partial(self._retry_sleep, state),
             reraise=True,
         )
         async for attempt in retrying:
@@ -210,12 +219,23 @@ class CallExecutor:
                 completion = await self._attempt(state)
         return completion
 
-    async def _retry_sleep(self, lane: Lane, seconds: float) -> None:
+    async def _retry_sleep(self, state: _Attempts, seconds: float) -> None:
         """One request's wait before its retry, counted on its lane (progress says why the
-        lane waits)."""
+        lane waits). Its place is lent meanwhile (`state.lend`), but not for a wait of 0 (a
+        limit's 429: the lane-wide pause holds every call alike, and lending would only start
+        more chains to wait at it) nor after a run of failures (below)."""
+        lane = state.unit.lane
         lane.stats.retry_waiting += 1
+        lent: AbstractContextManager[None] = nullcontext()
+        # An outage's failures come in a row: lending then would start new chains whose first
+        # requests go out until the breaker opens. Sporadic errors come one at a time, so
+        # lending only while this failure is the lane's only one in a row adds at most one
+        # request to an outage.
+        if state.lend is not None and seconds > 0 and lane.breaker.failures <= 1:
+            lent = state.lend(lane)
         try:
-            await self.sleep(seconds)
+            with lent:
+                await self.sleep(seconds)
         finally:
             lane.stats.retry_waiting -= 1
 
@@ -283,6 +303,7 @@ class _Attempts:
     reserve: int
     attempt: int
     """The number of the last attempt made (earlier sessions' included)."""
+    lend: Lend | None = None
     sent: int = 0
     latency_ms: float = 0.0
 

@@ -123,6 +123,9 @@ class Lane:
         self.advertised_at: float | None = None
         """When they came (wall time: the export's run metadata says when a limit was seen)."""
         self.stats = LaneStats(started=now)
+        self.sending = 0
+        """Tickets out (requests sent or about to be, not yet released): at most `concurrency`.
+        Not `stats.in_flight`, which also counts the members of a provider batch in flight."""
         self._gate = asyncio.Lock()
 
     def resume_from(self, settled: dict[str, Any]) -> None:
@@ -200,7 +203,7 @@ class Lane:
                 ticket, wait = self._admit(tokens)
                 if ticket is not None:
                     return ticket
-                if wait <= 0:  # free to leave but for the in-flight window: the next answer
+                if wait <= 0:  # free to leave but for the in-flight limit: the next answer
                     await self._next_answer()
                     continue
                 step = min(wait, MAX_POLL_S)
@@ -209,13 +212,18 @@ class Lane:
 
     def _admit(self, tokens: float) -> tuple[Ticket | None, float]:
         """A ticket if a request of `tokens` may leave now (reserved), else how long to wait
-        (0: until an answer frees a place in the in-flight window)."""
+        (0: until an answer frees a place under the in-flight limit or window)."""
         if self.stop_reason:
             raise LaneStopped(self.stop_reason)
         now = self.clock()
         if self.refusals.siblings_from is not None and now >= self.pause_until:
             self._conclude(self.refusals.resumed())
         wait = self._wait(tokens, now)
+        if wait <= 0 and self.sending >= self.limits.concurrency:
+            # The scheduler may drive more chains than `concurrency` (a call waiting out its own
+            # retry lends its slot), so the in-flight limit is kept here. Checked before the
+            # breaker, whose half-open answer makes the caller its probe.
+            return None, 0.0
         if wait <= 0:
             wait = self.breaker.wait_time(now)
         if wait > 0:
@@ -235,6 +243,7 @@ class Lane:
             self.tokens.sending_from(now)
         self.stats.in_flight += 1
         self.stats.attempts += 1
+        self.sending += 1
         return Ticket(now, tokens), 0.0
 
     async def _next_answer(self) -> None:
@@ -251,6 +260,7 @@ class Lane:
         provider's figure (already applied by observe()) is the truth and nothing is given back
         (OpenAI-style limits charge max_tokens whatever the answer's length)."""
         self.stats.in_flight -= 1
+        self.sending -= 1
         self._answered.set()
         if provider_counted or self.tokens.pacer is None or used_tokens is None:
             return

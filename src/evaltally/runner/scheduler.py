@@ -8,6 +8,12 @@ So calls inside a chain never overlap, every step waits only for its own endpoin
 or failing endpoint never holds a slot of another. Chains already started come first on a
 lane; then chains with the most remaining calls (the critical path of the sweep) within each
 batch the pending stream delivers (runner/feed.py keeps a bounded window of chains in memory).
+
+A call waiting out its own retry (a Retry-After, a backoff) lends its slot: the lane starts
+another slot meanwhile, so a sporadic error delays its own request, not `concurrency` of the
+lane's. Requests still leave only with a ticket of the lane (runner/lane.py), which keeps at
+most `concurrency` in flight, so the waiting call, once awake, takes its turn as any request
+does; the slots above what is allowed retire as they finish their chains.
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import math
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from evaltally.benchmarks.base import Benchmark, StepAnswer
@@ -70,6 +77,21 @@ class _LaneQueue:
         self.ready = asyncio.Event()
         self.reach = 0
         """Chains with a step still to send on this lane: more slots than that would idle."""
+        self.slots = 0
+        """Slot tasks running on this lane."""
+        self.lent = 0
+        """Calls of this lane waiting out their own retry, their slot lent meanwhile."""
+
+    @property
+    def allowed(self) -> int:
+        """Slots this lane may run now: `concurrency`, plus one per call waiting out its own
+        retry, up to twice `concurrency` (and never more than it has chains to run). The
+        bound: at most `concurrency` requests are out at once, so that many lent slots cover
+        all of them failing together; a lane with more waiting has errors coming faster than
+        their waits end (a burst, which may slow the lane), and each slot beyond would only
+        start one more chain to hold in memory and to compete for the same tickets."""
+        concurrency = self.lane.limits.concurrency
+        return min(concurrency + min(self.lent, concurrency), self.reach)
 
     def pop(self) -> ChainWork | None:
         if self.handed:
@@ -104,6 +126,8 @@ class Scheduler:
         end-of-run summary; every reason is in the ledger)."""
         self.failed_calls = 0
         self._queues: dict[int, _LaneQueue] = {}
+        self._start_slot: Callable[[_LaneQueue], None] | None = None
+        """Starts one more slot on a lane (set while `run` drives the chains)."""
 
     def _queue(self, lane: Lane) -> _LaneQueue:
         return self._queues.setdefault(id(lane), _LaneQueue(lane))
@@ -123,12 +147,20 @@ class Scheduler:
         feed = Feed(source, self._place, low_water)
         try:
             async with asyncio.TaskGroup() as group:
+
+                def start_slot(queue: _LaneQueue) -> None:
+                    queue.slots += 1
+                    group.create_task(self._slot(queue, feed))
+
+                self._start_slot = start_slot
                 group.create_task(self._supply(feed))
                 for queue in self._queues.values():
-                    for _ in range(min(queue.lane.limits.concurrency, queue.reach)):
-                        group.create_task(self._slot(queue, feed))
+                    for _ in range(queue.allowed):
+                        start_slot(queue)
         except BaseExceptionGroup as eg:
             raise first_error(eg) from None
+        finally:
+            self._start_slot = None
 
     def _place(self, chain: PendingChain) -> None:
         first = next(c for c in chain.calls if c.step not in chain.recorded)
@@ -147,14 +179,31 @@ class Scheduler:
 
     async def _slot(self, queue: _LaneQueue, feed: Feed) -> None:
         while True:
+            if queue.slots > queue.allowed:  # a lent slot's call is back: one slot too many
+                queue.slots -= 1
+                return
             work = queue.pop()
             if work is not None:
                 await self._advance(queue.lane, work, feed)
                 continue
             if feed.finished:
+                queue.slots -= 1
                 return
             queue.ready.clear()
             await queue.ready.wait()
+
+    @contextmanager
+    def _lend(self, lane: Lane) -> Iterator[None]:
+        """While a call of `lane` waits out its own retry: its slot is lent, one more slot
+        runs (within `allowed`)."""
+        queue = self._queue(lane)
+        queue.lent += 1
+        if queue.slots < queue.allowed and self._start_slot is not None:
+            self._start_slot(queue)
+        try:
+            yield
+        finally:
+            queue.lent -= 1
 
     async def _advance(self, lane: Lane, work: ChainWork, feed: Feed) -> None:
         """Run `work`'s steps on `lane` until the chain ends or its next step is elsewhere."""
@@ -210,8 +259,9 @@ class Scheduler:
                 Status.FAILED, reason=f"benchmark {bench.label!r} could not render: {exc!r}"
             )
         try:
+            prior = work.prior_attempts.get(call.call_id, 0)
             return await self.executor.run(
-                unit, call, messages, bench, work.prior_attempts.get(call.call_id, 0), work.earlier
+                unit, call, messages, bench, prior, work.earlier, self._lend
             )
         except LaneStopped as stopped:
             return CallResult(Status.BLOCKED, reason=str(stopped))
