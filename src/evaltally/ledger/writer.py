@@ -45,8 +45,8 @@ millisecond); a larger one is committed on the connection's thread."""
 GROUP_WINDOW_S = 0.0005
 """How long a batch someone waits for stays open for more waiters. With `call_soon` instead,
 a run at 0 ms latency committed every loop step, a few calls' rows each: 10,000 calls made
-3,700-5,500 commits, a fifth of the loop's CPU; from 0.3 ms to 4 ms the process's CPU was 15-20 %
-lower and flat (bench/throughput.py, docs/performance.md). Half a millisecond is what each
+3,700-5,600 commits, a fifth of the loop's CPU; from 0.3 ms to 5 ms the process's CPU was 15-30 %
+lower, flat within the noise (docs/performance.md, issue 30 item 2). Half a millisecond is what each
 request may wait: 0.25 % of a 200 ms answer."""
 CHECKPOINT_ROWS = 5000
 """Rows committed between two WAL checkpoints on the connection's thread."""
