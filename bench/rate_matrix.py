@@ -51,8 +51,9 @@ MODES = ("token_bucket", "fixed_window", "sliding_window", "advertised")
 TIMEOUT_S = 400.0
 LEARNING = 10
 STORM_429 = 25
-"""429s accepted in the unknown-limit storm cell: the lane learns the bucket's burst, ten times
-its rate, from its first 429, then the refill rate from a second storm (docs/performance.md)."""
+"""429s accepted in the unknown-limit storm cell: everything in flight when the bucket's burst (ten
+times its rate) is spent, and the few the lane's halvings down to the refill rate are refused
+(docs/performance.md)."""
 
 
 def mock_args(mode: str, window: float, headers: bool, rpm: int) -> list[str]:

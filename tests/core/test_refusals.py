@@ -209,34 +209,92 @@ def test_scattered_ends_when_its_429s_come_in_a_run() -> None:
     assert not judge.scattered
 
 
+def _cascade(unpaced: bool) -> RefusalJudge:
+    """A first cut at 1.0 (resumed at 1.01), then four 429s among the next answers, each cutting
+    again within the second (the lane was still far above the limit), then clean answers."""
+    judge = RefusalJudge()
+    _feed(judge, 0.0, 250, 0.0)
+    judge.answered(0.999, refused=True)
+    judge.cut(resume_at=1.01, unpaced_refusal=0.999 if unpaced else None)
+    judge.resumed()
+    sent = 1.01
+    for _ in range(4):
+        for refused in (False, False, True):
+            sent += 0.005
+            judge.answered(sent, refused)
+        judge.recut(resume_at=sent + 0.002)
+    return judge
+
+
+def test_a_cut_soon_after_the_first_restarts_the_test_of_a_lane_that_knew_no_limit() -> None:
+    # The 10 s token bucket that advertises nothing: the first cut left the lane at ten times
+    # the refill, and the 429s of its halvings, counted in the test, read as a share that
+    # kept up: capacity, the lane unpaced again and refused everything in flight once more.
+    judge = _cascade(unpaced=True)
+    assert judge.after == 0 and judge.testing
+    assert not _feed(judge, 1.1, MAX_ANSWERS, 0.0)
+    assert not judge.capacity
+
+
+def test_a_lane_that_knew_its_limit_keeps_counting_through_later_cuts() -> None:
+    judge = _cascade(unpaced=False)
+    assert judge.after == 12 and judge.refused_after == 4
+
+
+def test_a_bucket_holding_ten_times_its_rate_is_found_without_a_second_storm() -> None:
+    # 1,500 calls at 3 ms against a bucket of 1,000 refilled at 100/s that says nothing but the
+    # wait: the lane takes the first storm (what was in flight), halves its way down to the
+    # refill, and holds it. Before, the test read those halvings as capacity: 45 x 429.
+    lane, t = _unpaced_lane(concurrency=8)
+    wall, refused = _simulate(lane, t, 1500, _token_bucket(100.0, 1000.0), 0.003, workers=8)
+    assert not lane.refusals.capacity
+    assert refused <= 25 and wall <= 1.05 * 500 / 100
+
+
+def _token_bucket(rate: float, burst: float) -> Callable[[float], float | None]:
+    """A provider's bucket of `burst` requests refilled at `rate`/s, saying nothing but the wait."""
+    state = {"level": burst, "at": 0.0}
+
+    def refuse(at: float) -> float | None:
+        state["level"] = min(burst, state["level"] + (at - state["at"]) * rate)
+        state["at"] = at
+        if state["level"] >= 1.0:
+            state["level"] -= 1.0
+            return None
+        return (1.0 - state["level"]) / rate
+
+    return refuse
+
+
 def _simulate(
     lane: Lane,
     t: VirtualClock,
     calls: int,
     refuse: Callable[[float], float | None],
     latency: float = 0.03,
+    workers: int = 64,
 ) -> tuple[float, int]:
-    """`calls` one-step calls through `lane` by 64 workers, each answered `latency` after it
+    """`calls` one-step calls through `lane` by `workers` workers, each answered `latency` after it
     left; `refuse(arrived_at)` is the Retry-After of a bare 429 the provider answers it with
     (None: accepted). A limit's 429 waits for the lane's pause, any other for its own
     Retry-After. Returns (seconds from the first send to the last answer, 429s)."""
     answers: list[tuple[float, int, Ticket, float | None]] = []
-    workers = [(0.0, w) for w in range(64)]
+    pending = [(0.0, w) for w in range(workers)]
     done = started = refused = seq = 0
     while done < calls:
-        while workers and workers[0][0] <= t.now and started < calls:
-            _, w = heapq.heappop(workers)
+        while pending and pending[0][0] <= t.now and started < calls:
+            _, w = heapq.heappop(pending)
             ticket, wait = lane._admit(0)
             if ticket is None:
                 due = t.now + wait if wait > 0 else answers[0][0]
-                heapq.heappush(workers, (due, w))
+                heapq.heappush(pending, (due, w))
                 break
             started, seq = started + 1, seq + 1
             verdict = refuse(t.now + latency / 2)
             heapq.heappush(answers, (t.now + latency, seq, ticket, verdict))
         due = [answers[0][0]] if answers else []
-        if workers and started < calls:
-            due.append(workers[0][0])
+        if pending and started < calls:
+            due.append(pending[0][0])
         t.now = max(t.now, min(due))
         while answers and answers[0][0] <= t.now:
             _, _, ticket, retry_after = heapq.heappop(answers)
@@ -244,17 +302,17 @@ def _simulate(
             if retry_after is not None:
                 refused, started = refused + 1, started - 1
                 own = not lane.refused(ticket, None, retry_after)
-                heapq.heappush(workers, (t.now + own * retry_after, seq))
+                heapq.heappush(pending, (t.now + own * retry_after, seq))
             else:
                 lane.accepted(ticket)
                 done += 1
-                heapq.heappush(workers, (t.now, seq))
+                heapq.heappush(pending, (t.now, seq))
     return t.now, refused
 
 
-def _unpaced_lane() -> tuple[Lane, VirtualClock]:
+def _unpaced_lane(concurrency: int = 64) -> tuple[Lane, VirtualClock]:
     t = VirtualClock()
-    limits = Limits(concurrency=64)  # as many tickets as `_simulate` has workers
+    limits = Limits(concurrency=concurrency)  # as many tickets as `_simulate` has workers
     return Lane("x", limits, clock=t.monotonic, sleep=t.sleep, rng=random.Random(0)), t
 
 

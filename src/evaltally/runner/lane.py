@@ -25,7 +25,7 @@ from evaltally.errors import EvaltallyError
 from evaltally.records import RateLimitSnapshot
 from evaltally.runner import clock as clk
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
-from evaltally.runner.pacing import DECREASE, AdaptiveRate, SlowStart
+from evaltally.runner.pacing import DECREASE, RECOVER_AFTER_S, AdaptiveRate, SlowStart
 from evaltally.runner.refusals import RefusalJudge, Verdict
 from evaltally.runner.window import InflightWindow
 
@@ -313,6 +313,7 @@ class Lane:
         tokens_hit = snapshot is not None and snapshot.remaining_tokens == 0
         before = None if self.refusals.testing or tokens_hit else deepcopy(self.requests)
         if not tokens_hit or (snapshot is not None and snapshot.remaining_requests == 0):
+            soon = now - self.requests.cut_at < RECOVER_AFTER_S
             cut = self.requests.refused(now, ticket.sent_at, resume_at, ramp)
             unpaced = before is not None and before.pacer is None
             if (
@@ -325,6 +326,8 @@ class Lane:
                 # Read as capacity, a probe's 429s would undo the cut: harmless for a lane that
                 # knows its limit (back to 98 % of it), a storm for one that does not (unpaced).
                 self.refusals.probed(self.requests.probed_from, now)
+            elif cut and soon:
+                self.refusals.recut(resume_at)
         if tokens_hit:
             self.tokens.refused(now, ticket.sent_at, resume_at)
         self._conclude(self.refusals.answered(ticket.sent_at, refused=True))

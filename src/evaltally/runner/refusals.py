@@ -24,6 +24,13 @@ of a lane that knows no limit leaves them out (`probed`; one pacing under a know
 goes back to 98 % of it on that verdict). The rest of a climbing lane's answers still count,
 so a lane that climbs from a deep cut still reaches its verdict.
 
+A lane that knew no limit may still be far above it after its first cut (a bucket that held
+ten times its rate made it look fast): the 429s that follow within a second cut again, halving,
+and they are the limit's answer to the rate being left, not to the rate under test. Read in the
+test, four of them among its first hundred answers looked like a share that kept up, and the
+lane, unpaced again, was refused everything in flight a second time. So such a cut restarts the
+count (`recut`): the test measures the rate the lane settled on.
+
 A lane that knows no limit takes its first 429 as one and cuts deep (to what it saw accepted),
 which at a few percent of capacity refusals left it at a hundredth of its speed for the whole
 test. But a limit refuses everything sent past it: what the lane sent right after the refused
@@ -107,6 +114,8 @@ class RefusalJudge:
     """While a cut is being tested: when the lane resumed after it."""
     after: int = 0
     refused_after: int = 0
+    unpaced: bool = False
+    """Whether the test under way follows the first cut of a lane that knew no limit."""
     siblings_from: float | None = None
     """While a first refusal of a lane that knew no limit is judged: when it was sent."""
     siblings: int = 0
@@ -130,9 +139,19 @@ class RefusalJudge:
             return False
         self.test_from, self.after, self.refused_after = resume_at, 0, 0
         self.siblings_from, self.siblings, self.refused_siblings = unpaced_refusal, 0, 0
+        self.unpaced = unpaced_refusal is not None
         self.scattered = False
         self.probes.clear()
         return True
+
+    def recut(self, resume_at: float) -> None:
+        """The lane cut again soon after the last cut (it was still far above the limit) and
+        resumes at `resume_at`: a test that follows the first cut of a lane that knew no limit
+        counts from there. A lane that knew its limit keeps its count: at a few percent of
+        capacity refusals every such cut comes soon after the last, and restarted, its test
+        would never reach a verdict."""
+        if self.test_from is not None and self.unpaced:
+            self.test_from, self.after, self.refused_after = resume_at, 0, 0
 
     def probed(self, start: float, end: float) -> None:
         """The lane's step up at `start` was refused at `end`: the answers to what it sent
