@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -139,6 +140,20 @@ async def test_a_lane_without_limits_holds_its_window_until_an_answer() -> None:
     assert not blocked.done()  # the window is full
     lane.release(rest.pop(), None)
     assert isinstance(await asyncio.wait_for(blocked, 1.0), Ticket)
+
+
+async def test_the_window_reads_latency_from_when_a_request_left() -> None:
+    # Each request waits about a millisecond for its start row's commit, then is answered in
+    # 1 ms. Read from when it was let through, that wait doubled the latency's floor, and the
+    # window let twice as many out before it cut (more in flight at a first 429).
+    t = VirtualClock()
+    lane = Lane("x", Limits(concurrency=64), clock=t.monotonic, sleep=t.sleep)
+    for _ in range(40):
+        ticket = replace(await lane.acquire(0), left_at=t.now + 0.001)
+        t.now += 0.002
+        lane.release(ticket, None)
+        lane.accepted(ticket)
+    assert lane.window.smoothed == pytest.approx(0.001)
 
 
 async def test_an_advertised_limit_counts_what_the_slow_start_already_sent() -> None:

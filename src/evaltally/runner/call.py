@@ -252,6 +252,7 @@ class CallExecutor:
         # committed, so after a kill -9 the ledger accounts for every request the provider saw.
         await self.ledger.committed()
         started = lane.clock()
+        ticket = replace(ticket, left_at=started)
         used: int | None = None
         response: HttpResponse | None = None
         snapshot: RateLimitSnapshot | None = None

@@ -80,6 +80,11 @@ class Ticket:
 
     sent_at: float
     tokens: float
+    left_at: float | None = None
+    """When the request left, once its start row was committed (ledger/writer.py): the
+    latency the in-flight window reads runs from here, since the commit is this process's
+    wait, not the provider's (counted in, it raised the latency's floor and let more out at
+    the first 429). The pacing runs from `sent_at`, when the request was let through."""
 
 
 class Lane:
@@ -271,7 +276,8 @@ class Lane:
         """The provider answered without a 429 (whatever the answer): burst is earned."""
         now = self.clock()
         if self.requests.pacer is None:
-            self.window.answered(now - ticket.sent_at, self.stats.in_flight, now)
+            left = ticket.sent_at if ticket.left_at is None else ticket.left_at
+            self.window.answered(now - left, self.stats.in_flight, now)
         self.requests.accepted_one(1.0, now)
         self.tokens.accepted_one(max(1.0, ticket.tokens), now)
         self._conclude(self.refusals.answered(ticket.sent_at, refused=False))
