@@ -412,6 +412,42 @@ def test_a_lane_finds_capacity_429s_and_goes_back_to_its_rate() -> None:
     assert "429s taken as provider capacity" in lane.wait_cause()
 
 
+def test_after_a_verdict_of_capacity_a_limits_429_is_cut_to_what_was_accepted() -> None:
+    # The verdict restores the rate before the tested cut, and with it, before, the count of
+    # what the provider accepted as it stood at the cut: the next limit's 429 then read the
+    # whole test's answers as missing and cut deep (a 1 s window whose headers claim twice
+    # its limit: 64/s for seconds against 100/s accepted, 1.10-1.16 x the least time).
+    t, rng = VirtualClock(), random.Random(3)
+    lane = Lane("x", Limits(rpm=12000), clock=t.monotonic, sleep=t.sleep, rng=random.Random(0))
+
+    def one(refused: bool, snapshot: RateLimitSnapshot | None = None) -> None:
+        ticket, wait = lane._admit(0)
+        while ticket is None:
+            t.now += max(wait, 0.0005)
+            ticket, wait = lane._admit(0)
+        t.now += 0.002
+        lane.release(ticket, None)
+        if refused:
+            lane.refused(ticket, snapshot, 0.01)
+        else:
+            lane.accepted(ticket)
+
+    for _ in range(300):
+        one(False)
+    for _ in range(MAX_ANSWERS * 4):
+        one(rng.random() < 0.03)
+        if lane.refusals.capacity:
+            break
+    assert lane.refusals.capacity
+    start = t.now
+    for _ in range(100):
+        one(False)
+    accepting = 100 / (t.now - start)
+    one(True, RateLimitSnapshot(remaining_requests=0))
+    rate = lane.requests.per_minute_rate
+    assert rate is not None and rate / 60 >= 0.85 * accepting
+
+
 def test_headers_showing_a_limit_run_out_pause_the_lane_even_in_capacity_mode() -> None:
     t = VirtualClock()
     lane = _lane(t)

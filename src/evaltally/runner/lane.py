@@ -347,6 +347,12 @@ class Lane:
         if verdict is Verdict.CAPACITY:
             before, self._rate_before_test = self._rate_before_test, None
             if before is not None:
+                # The count of what the provider accepted goes on: the copy stopped at the cut,
+                # and the next limit's estimate, over the span since it began, read the
+                # answers of the whole test as missing (a 1 s window whose headers claim twice
+                # its limit: cut to 64/s, two thirds of it, for seconds).
+                before.counting_since = self.requests.counting_since
+                before.counted = self.requests.counted
                 self.requests = before
         elif verdict is Verdict.SCATTERED and self._sending_at_test and self.requests.pacer:
             shallow = self._sending_at_test * DECREASE
