@@ -47,7 +47,9 @@ GROUP_WINDOW_S = 0.0005
 a run at 0 ms latency committed every loop step, a few calls' rows each: 10,000 calls made
 3,700-5,600 commits, a fifth of the loop's CPU; from 0.3 ms to 5 ms the process's CPU was 15-30 %
 lower, flat within the noise (docs/performance.md, issue 30 item 2). Half a millisecond is what each
-request may wait: 0.25 % of a 200 ms answer."""
+request may wait: 0.25 % of a 200 ms answer. A lane's in-flight window reads latency from when a
+request left (runner/lane.py, `Ticket.left_at`): read from before this wait, it let more out
+at a first 429."""
 CHECKPOINT_ROWS = 5000
 """Rows committed between two WAL checkpoints on the connection's thread."""
 
