@@ -4,9 +4,9 @@ Event methods only append to an in-memory list (no await, no disk), so thousands
 second never wait on the disk. The open batch is committed every `interval` seconds, at once
 when `max_rows` are waiting, or, when someone awaits flush(), GROUP_WINDOW_S after the first
 waiter or the end of the commit before (group commit: every waiter joins the same next batch).
-The batching runs in
-event-loop callbacks, not a task of its own. A batch of up to INLINE_ROWS rows is committed on
-the loop; a larger one goes to the connection's thread as one job (connection.py says why).
+The batching runs in event-loop callbacks, not a task of its own. A batch of up to INLINE_ROWS
+rows is committed on the loop; a larger one goes to the connection's thread as one job
+(connection.py says why).
 A kill -9 therefore loses at most the rows not yet committed: the open batch.
 
 The writer also owns the per-table sequence numbers and hash-chain heads, which is only sound

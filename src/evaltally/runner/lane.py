@@ -25,7 +25,7 @@ from evaltally.errors import EvaltallyError
 from evaltally.records import RateLimitSnapshot
 from evaltally.runner import clock as clk
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
-from evaltally.runner.pacing import DECREASE, RECOVER_AFTER_S, AdaptiveRate, SlowStart
+from evaltally.runner.pacing import DECREASE, AdaptiveRate, SlowStart
 from evaltally.runner.refusals import RefusalJudge, Verdict
 from evaltally.runner.window import InflightWindow
 
@@ -319,7 +319,7 @@ class Lane:
         tokens_hit = snapshot is not None and snapshot.remaining_tokens == 0
         before = None if self.refusals.testing or tokens_hit else deepcopy(self.requests)
         if not tokens_hit or (snapshot is not None and snapshot.remaining_requests == 0):
-            soon = now - self.requests.cut_at < RECOVER_AFTER_S
+            soon = self.requests.cut_recently(now)
             cut = self.requests.refused(now, ticket.sent_at, resume_at, ramp)
             unpaced = before is not None and before.pacer is None
             if (

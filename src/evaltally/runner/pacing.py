@@ -272,7 +272,7 @@ class AdaptiveRate:
         self.probed_from = None
         if self.pacer is not None:
             current = self.pacer.rate
-            soon = now - self.cut_at < RECOVER_AFTER_S
+            soon = self.cut_recently(now)
             if self.stepped_from is not None and not soon:
                 # A step up was refused after a clean period: back to the rate that was clean
                 # (what was accepted meanwhile is only what the lane sent, below the limit).
@@ -309,6 +309,11 @@ class AdaptiveRate:
         else:
             self.pacer.set_rate(new, resume_at)
         return True
+
+    def cut_recently(self, now: float) -> bool:
+        """Whether the last cut was under RECOVER_AFTER_S ago: too soon to have measured
+        anything at the rate it set (the lane was still far above the limit)."""
+        return now - self.cut_at < RECOVER_AFTER_S
 
     def _at_probed_limit(self, rate: float) -> bool:
         """Whether `rate` is within AGAIN under (or above) the rate of the last refused step."""
