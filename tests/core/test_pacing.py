@@ -13,6 +13,7 @@ from evaltally.runner.pacing import (
     HOLD,
     MAX_BURST_S,
     MAX_PATIENCE_S,
+    MAX_RECOVER_STEP,
     MIN_COUNT,
     RECOVER_AFTER_S,
     RECOVER_STEP,
@@ -140,6 +141,43 @@ def test_clean_periods_recover_stepwise_up_to_the_hold_only() -> None:
     assert len(steps) >= 3  # several steps, each after a clean RECOVER_AFTER_S
     assert len(steps) - 1 <= (30.0 - 1.0) / RECOVER_AFTER_S
     assert all(b <= a * (1 + RECOVER_STEP) + 1e-9 for a, b in itertools.pairwise(steps))
+
+
+def _held(hold: float, ceiling: float | None = None) -> AdaptiveRate:
+    """A dimension paced at the hold a 429 left, clean since 0."""
+    rate = AdaptiveRate(ceiling=ceiling, hold=hold, clean_since=0.0)
+    rate.pacer = Pacer.start(hold, 0.0)
+    return rate
+
+
+def test_a_lift_climbs_past_the_hold_while_the_pacer_holds_the_lane_back() -> None:
+    rate = _held(10.0)
+    assert rate.pacer is not None
+    now, taken = 0.0, []
+    while now < 5.5:  # a lane that always has a request waiting at the pacer
+        now += rate.pacer.wait_time(1.0, now)
+        rate.pacer.take(1.0, now)
+        rate.lift(now)
+        taken.append(rate.pacer.rate)
+    # One step of MAX_RECOVER_STEP per clean RECOVER_AFTER_S, hold and pacer alike.
+    assert sorted(set(taken)) == pytest.approx(
+        [10.0 * (1 + MAX_RECOVER_STEP) ** i for i in range(6)]
+    )
+    assert rate.hold == pytest.approx(rate.pacer.rate)
+
+
+def test_no_lift_for_a_pacer_that_holds_nothing_back_nor_above_the_ceiling() -> None:
+    idle = _held(10.0)
+    idle.lift(5.0)  # its allowance filled while nothing waited
+    assert idle.hold == 10.0
+    capped = _held(10.0, ceiling=11.0)
+    assert capped.pacer is not None
+    capped.pacer.take(1.0, 2.0)
+    capped.lift(2.0)
+    assert capped.hold == capped.pacer.rate == 11.0
+    capped.pacer.take(1.0, 4.0)
+    capped.lift(4.0)
+    assert capped.hold == 11.0
 
 
 def accept(rate: AdaptiveRate, count: int, start: float, end: float) -> None:

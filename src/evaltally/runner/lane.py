@@ -278,6 +278,8 @@ class Lane:
         if self.requests.pacer is None:
             left = ticket.sent_at if ticket.left_at is None else ticket.left_at
             self.window.answered(now - left, self.stats.in_flight, now)
+        if self.refusals.capacity:
+            self.requests.lift(now)
         self.requests.accepted_one(1.0, now)
         self.tokens.accepted_one(max(1.0, ticket.tokens), now)
         self._conclude(self.refusals.answered(ticket.sent_at, refused=False))

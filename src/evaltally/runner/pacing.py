@@ -125,6 +125,11 @@ class Pacer:
             return 0.0
         return max(0.0, self.updated - now) + (need - self.level) / self.rate
 
+    def full(self, now: float) -> bool:
+        """Whether the allowance is full: nothing waits on this pacer (it holds nothing back)."""
+        self._refill(now)
+        return self.level >= self.capacity - 1e-9
+
     def take(self, cost: float, now: float) -> None:
         self._refill(now)
         self.level -= cost
@@ -254,6 +259,28 @@ class AdaptiveRate:
             )
             self.stepped_from, self.stepped_at = pacer.rate, now
             pacer.set_rate(min(target, pacer.rate + step), now)
+            self.clean_since = now
+
+    def lift(self, now: float) -> None:
+        """The lane's 429s were found to be the provider's capacity, not this rate's: the hold
+        that earlier ones set is no limit. While the pacer is what holds the lane back, each
+        clean patience raises it by MAX_RECOVER_STEP (above the hold, up to the ceiling), so
+        the lane climbs back to what it sent before until a limit answers (the refusal test's
+        relapse). Without this a lane cut by a run of 429s amid capacity refusals stayed at
+        the rate of that cut for good (docs/performance.md)."""
+        pacer, hold = self.pacer, self.hold
+        if pacer is None or hold is None or pacer.full(now):
+            return
+        top = hold * (1 + MAX_RECOVER_STEP)
+        if self.ceiling is not None:
+            top = min(top, self.ceiling)
+        if (
+            pacer.rate >= hold * (1 - 1e-9)
+            and top > hold
+            and now - self.clean_since >= self.patience
+        ):
+            self.hold = top
+            pacer.set_rate(top, now)
             self.clean_since = now
 
     def refused(

@@ -12,8 +12,13 @@ watches the 429s among the answers to requests sent once it resumed. Against a l
 share falls to about nothing; if it stays at CAPACITY_RATIO or more of the share before the cut,
 the 429s were not the rate's, the cut is undone, and from then on such 429s are retried on
 their own. A share after the cut above MAX_CAPACITY_SHARE is never capacity either (the cut
-was not deep enough). Should the share climb well above the one measured (a real limit reached
-later, as the rate probes back up), the lane treats 429s as a limit's again.
+was not deep enough). In capacity mode the rate climbs past the hold that the 429s set
+(pacing.py `lift`), and should the share among answers to requests sent since the verdict climb
+well above the share counted before them (a real limit reached, as the rate climbs back), the
+lane treats 429s as a limit's again. The 429s that made the lane cut are left out of that
+share: read again right after the verdict, a run of them put the lane back under a limit at
+once, and with its hold never lifted, a run of 429s amid capacity refusals left it slow for
+good (docs/performance.md).
 
 A lane that found a limit probes back up to it and is refused at about each step: a steady
 small share that no cut makes fall, which read as capacity undid the cut (a 600/min lane went
@@ -49,6 +54,7 @@ run of 429s pauses the lane again.
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from enum import Enum
@@ -83,8 +89,14 @@ that caused the cut, so a first 429 among the first few answers would read as a 
 
 RELAPSE_FACTOR = 2.0
 RELAPSE_MARGIN = 0.02
-"""In capacity mode, a share over the last WINDOW answers above RELAPSE_FACTOR times the share
-measured, plus RELAPSE_MARGIN, means a limit is being hit again."""
+RELAPSE_Z = 4.0
+"""In capacity mode, a share over the last WINDOW answers (to requests sent since capacity was
+found, at least MIN_ANSWERS of them) above RELAPSE_FACTOR times the share counted before them,
+plus RELAPSE_MARGIN, and RELAPSE_Z standard errors above it, means a limit is being hit again.
+Without the last condition, a count before them that chance had left low (13 of 724, where 3 %
+were refused) relapsed at 15 of the next 256, 3.3 standard errors above it, and the lane was
+cut as for a limit. A limit the lane climbs past by a step refuses a sixth of what it is sent:
+over 4 standard errors above 3 % once 200 answers were counted before."""
 
 MIN_SIBLINGS = 8
 """Answers to requests sent after a lane's first refused one, before it paused, that judge
@@ -108,8 +120,13 @@ class Verdict(Enum):
 class RefusalJudge:
     capacity: bool = False
     """Whether 429s that say nothing of their cause are taken as capacity refusals."""
-    share: float = 0.0
-    """The share of 429s measured when capacity was found."""
+    answers: int = 0
+    refused: int = 0
+    """In capacity mode: answers, and 429s among them, since the test that found it (its own
+    included)."""
+    found_from: float = float("-inf")
+    """When capacity was found (the last request the test counted was sent): a relapse is read
+    from answers to requests sent after it, not from the 429s that made the lane cut."""
     test_from: float | None = None
     """While a cut is being tested: when the lane resumed after it."""
     after: int = 0
@@ -126,6 +143,11 @@ class RefusalJudge:
     """(from, to): sends of the lane's refused steps up, whose answers the test leaves out."""
     recent: deque[tuple[float, bool]] = field(default_factory=lambda: deque(maxlen=2 * WINDOW))
     """(sent at, refused) of the last answers (2xx or 429), oldest first."""
+
+    @property
+    def share(self) -> float:
+        """The share of 429s counted in capacity mode."""
+        return self.refused / self.answers if self.answers else 0.0
 
     @property
     def testing(self) -> bool:
@@ -180,6 +202,8 @@ class RefusalJudge:
         concludes, if anything."""
         self.recent.append((sent_at, refused))
         if self.capacity:
+            self.answers += 1
+            self.refused += refused
             if refused and self._relapsed():
                 self.capacity = False
             return None
@@ -202,7 +226,8 @@ class RefusalJudge:
             and before <= MAX_CAPACITY_SHARE
             and CAPACITY_RATIO * before <= after <= MAX_CAPACITY_SHARE
         ):
-            self.capacity, self.share, self.test_from = True, after, None
+            self.capacity, self.test_from, self.found_from = True, None, sent_at
+            self.answers, self.refused = self.after, self.refused_after
             self.scattered = False
             return Verdict.CAPACITY
         if self.after >= MAX_ANSWERS:
@@ -225,8 +250,12 @@ class RefusalJudge:
         return sum(before) / (len(before) + PRIOR_ANSWERS)
 
     def _relapsed(self) -> bool:
-        window = list(self.recent)[-WINDOW:]
+        window = [refused for sent, refused in self.recent if sent > self.found_from][-WINDOW:]
         if len(window) < MIN_ANSWERS:
             return False
-        share = sum(refused for _, refused in window) / len(window)
-        return share > RELAPSE_FACTOR * self.share + RELAPSE_MARGIN
+        n, k = len(window), sum(window)
+        base_n, base_k = self.answers - n, self.refused - k
+        share, base = k / n, base_k / base_n
+        pooled = (k + base_k) / (n + base_n)
+        spread = math.sqrt(pooled * (1 - pooled) * (1 / n + 1 / base_n))
+        return share > RELAPSE_FACTOR * base + RELAPSE_MARGIN and share - base > RELAPSE_Z * spread
