@@ -102,7 +102,7 @@ def test_429s_that_keep_their_share_after_a_cut_are_capacity() -> None:
     _feed(judge, 0.0, 200, 0.04)
     assert judge.cut(resume_at=3.0) and judge.testing
     assert _feed(judge, 3.0, MAX_ANSWERS, 0.04)
-    assert judge.capacity and not judge.testing and judge.share > 0
+    assert judge.capacity and not judge.testing and judge.refused > 0
 
 
 def test_429s_that_stop_after_a_cut_were_a_limit() -> None:

@@ -145,11 +145,6 @@ class RefusalJudge:
     """(sent at, refused) of the last answers (2xx or 429), oldest first."""
 
     @property
-    def share(self) -> float:
-        """The share of 429s counted in capacity mode."""
-        return self.refused / self.answers if self.answers else 0.0
-
-    @property
     def testing(self) -> bool:
         return self.test_from is not None
 
