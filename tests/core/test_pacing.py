@@ -166,6 +166,17 @@ def test_a_lift_climbs_past_the_hold_while_the_pacer_holds_the_lane_back() -> No
     assert rate.hold == pytest.approx(rate.pacer.rate)
 
 
+def test_a_429_after_a_lift_goes_back_to_the_rate_before_it() -> None:
+    rate = _held(10.0)
+    rate.stepped_from = 2.0  # a step up from 2/s, long before: it says nothing of 12/s
+    assert rate.pacer is not None
+    rate.pacer.take(1.0, 1.5)
+    rate.lift(1.5)
+    assert rate.pacer.rate == pytest.approx(12.0)
+    rate.refused(now=2.0, sent_at=2.0, resume_at=3.0)
+    assert rate.pacer.rate == pytest.approx(10.0)  # the lift was refused: back to what ran clean
+
+
 def test_no_lift_for_a_pacer_that_holds_nothing_back_nor_above_the_ceiling() -> None:
     idle = _held(10.0)
     idle.lift(5.0)  # its allowance filled while nothing waited

@@ -267,7 +267,9 @@ class AdaptiveRate:
         clean patience raises it by MAX_RECOVER_STEP (above the hold, up to the ceiling), so
         the lane climbs back to what it sent before until a limit answers (the refusal test's
         relapse). Without this a lane cut by a run of 429s amid capacity refusals stayed at
-        the rate of that cut for good (docs/performance.md)."""
+        the rate of that cut for good (docs/performance.md). Each raise is a step up like
+        accepted_one's: a limit's 429 at it goes back to the rate before it, not to one a step
+        long before had left (a lane at 585/s under a 500/s limit was cut to 21/s)."""
         pacer, hold = self.pacer, self.hold
         if pacer is None or hold is None or pacer.full(now):
             return
@@ -279,6 +281,7 @@ class AdaptiveRate:
             and top > hold
             and now - self.clean_since >= self.patience
         ):
+            self.stepped_from, self.stepped_at = pacer.rate, now
             self.hold = top
             pacer.set_rate(top, now)
             self.clean_since = now
