@@ -257,9 +257,14 @@ class AdaptiveRate:
                 max((target - pacer.rate) / 2, RECOVER_STEP * pacer.rate),
                 MAX_RECOVER_STEP * pacer.rate,
             )
-            self.stepped_from, self.stepped_at = pacer.rate, now
-            pacer.set_rate(min(target, pacer.rate + step), now)
-            self.clean_since = now
+            self._step(pacer, min(target, pacer.rate + step), now)
+
+    def _step(self, pacer: Pacer, rate: float, now: float) -> None:
+        """Step the rate up to `rate` after a clean period, remembering the rate it left (a
+        limit's 429 at the new rate goes back there)."""
+        self.stepped_from, self.stepped_at = pacer.rate, now
+        pacer.set_rate(rate, now)
+        self.clean_since = now
 
     def lift(self, now: float) -> None:
         """The lane's 429s were found to be the provider's capacity, not this rate's: the hold
@@ -268,8 +273,8 @@ class AdaptiveRate:
         the lane climbs back to what it sent before until a limit answers (the refusal test's
         relapse). Without this a lane cut by a run of 429s amid capacity refusals stayed at
         the rate of that cut for good (docs/performance.md). Each raise is a step up like
-        accepted_one's: a limit's 429 at it goes back to the rate before it, not to one a step
-        long before had left (a lane at 585/s under a 500/s limit was cut to 21/s)."""
+        accepted_one's (`_step`): a limit's 429 at it goes back to the rate before it, not to
+        one a step long before had left (a lane at 585/s under a 500/s limit was cut to 21/s)."""
         pacer, hold = self.pacer, self.hold
         if pacer is None or hold is None or pacer.full(now):
             return
@@ -281,10 +286,8 @@ class AdaptiveRate:
             and top > hold
             and now - self.clean_since >= self.patience
         ):
-            self.stepped_from, self.stepped_at = pacer.rate, now
             self.hold = top
-            pacer.set_rate(top, now)
-            self.clean_since = now
+            self._step(pacer, top, now)
 
     def refused(
         self, now: float, sent_at: float, resume_at: float, sending: float | None = None
