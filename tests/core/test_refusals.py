@@ -87,14 +87,23 @@ def test_gemini_resource_exhausted_is_capacity_unless_it_names_a_quota() -> None
     assert not _gemini_429([quota, retry]).capacity
 
 
-def _feed(judge: RefusalJudge, start: float, n: int, share: float, seed: int = 1) -> bool:
-    """`n` answers sent from `start` on, each refused with probability `share`; whether one of
-    them completed a test finding capacity."""
+def _verdicts(
+    judge: RefusalJudge, start: float, n: int, share: float, seed: int = 1
+) -> list[Verdict]:
+    """`n` answers sent from `start` on, each refused with probability `share`; what they
+    concluded, in order."""
     rng = random.Random(seed)
-    found = False
+    out = []
     for i in range(n):
-        found |= judge.answered(start + i * 0.01, rng.random() < share) is Verdict.CAPACITY
-    return found
+        verdict = judge.answered(start + i * 0.01, rng.random() < share)
+        if verdict is not None:
+            out.append(verdict)
+    return out
+
+
+def _feed(judge: RefusalJudge, start: float, n: int, share: float, seed: int = 1) -> bool:
+    """Whether `_verdicts` of these answers completed a test finding capacity."""
+    return Verdict.CAPACITY in _verdicts(judge, start, n, share, seed)
 
 
 def test_429s_that_keep_their_share_after_a_cut_are_capacity() -> None:
@@ -129,14 +138,21 @@ def test_answers_to_requests_sent_before_the_resume_do_not_count() -> None:
     assert judge.testing and judge.after == 0
 
 
-def test_capacity_ends_when_the_share_climbs_well_above_the_one_measured() -> None:
+def test_a_share_well_above_the_one_measured_is_a_limit_found_in_capacity_mode() -> None:
     judge = RefusalJudge()
     _feed(judge, 0.0, 200, 0.03)
     judge.cut(resume_at=3.0)
     _feed(judge, 3.0, MAX_ANSWERS, 0.03)
     assert judge.capacity
-    _feed(judge, 10.0, MIN_ANSWERS * 2, 0.3, seed=2)
-    assert not judge.capacity
+    base = judge.refused / judge.answers
+    assert _verdicts(judge, 10.0, MIN_ANSWERS * 2, 0.3, seed=2)[:1] == [Verdict.LIMIT]
+    # The lane cuts and stays in capacity mode: the next relapse is read from what is sent
+    # after the cut, against the share before the window that relapsed.
+    judge.limit_cut(20.0)
+    assert judge.capacity and judge.refused / judge.answers == pytest.approx(base, abs=0.01)
+    assert not _verdicts(judge, 18.0, MIN_ANSWERS * 2, 0.5, seed=3)  # sent before the cut
+    assert not _verdicts(judge, 21.0, MIN_ANSWERS * 4, 0.03, seed=4)
+    assert judge.refused / judge.answers == pytest.approx(base, abs=0.01)
 
 
 def _capacity_found() -> RefusalJudge:
@@ -151,23 +167,21 @@ def test_a_relapse_is_read_from_answers_sent_after_capacity_was_found() -> None:
     judge = _capacity_found()
     # Answers to requests sent before the verdict (in flight at it, or the run of 429s that
     # made the lane cut) are not a limit being hit again.
-    for i in range(MIN_ANSWERS):
+    before = [
         judge.answered(judge.found_from - 1.0 + i * 0.001, refused=i % 5 == 0)
-    assert judge.capacity
-    _feed(judge, 10.0, MIN_ANSWERS * 2, 0.4, seed=2)
-    assert not judge.capacity
+        for i in range(MIN_ANSWERS)
+    ]
+    assert not any(before)
+    assert Verdict.LIMIT in _verdicts(judge, 10.0, MIN_ANSWERS * 2, 0.4, seed=2)
 
 
 def test_a_relapse_needs_more_429s_than_chance_puts_in_a_window() -> None:
     judge = RefusalJudge(capacity=True, found_from=0.0, answers=724, refused=13)
     # 15 of the next 256: 5.9 % against 1.8 % before, above twice it plus 2 %, but 3.3
     # standard errors: what a steady share of about 3 % gives now and then.
-    for i in range(256):
-        judge.answered(1.0 + i * 0.01, refused=i % 17 == 0)
-    assert judge.capacity
-    for i in range(256):  # a limit: a sixth refused
-        judge.answered(5.0 + i * 0.01, refused=i % 6 == 0)
-    assert not judge.capacity
+    assert not any(judge.answered(1.0 + i * 0.01, refused=i % 17 == 0) for i in range(256))
+    limit = [judge.answered(5.0 + i * 0.01, refused=i % 6 == 0) for i in range(256)]
+    assert Verdict.LIMIT in limit  # a limit: a sixth refused
 
 
 def _siblings(refused: int) -> Verdict | None:

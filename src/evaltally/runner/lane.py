@@ -25,7 +25,7 @@ from evaltally.errors import EvaltallyError
 from evaltally.records import RateLimitSnapshot
 from evaltally.runner import clock as clk
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
-from evaltally.runner.pacing import DECREASE, AdaptiveRate, SlowStart
+from evaltally.runner.pacing import DECREASE, MAX_PATIENCE_S, AdaptiveRate, SlowStart
 from evaltally.runner.refusals import RefusalJudge, Verdict
 from evaltally.runner.window import InflightWindow
 
@@ -305,15 +305,17 @@ class Lane:
         )
         judged = self.refusals.capacity or self.refusals.scattered
         if capacity or (judged and not limit_said):
-            self.stats.capacity_refused += 1
-            self._conclude(self.refusals.answered(ticket.sent_at, refused=True))
+            verdict = self.refusals.answered(ticket.sent_at, refused=True)
+            if verdict is Verdict.LIMIT and not capacity:
+                self._limit_found(ticket.sent_at, now)
+            else:
+                self.stats.capacity_refused += 1
+                self._conclude(verdict)
             return False
         self.pause(DEFAULT_429_PAUSE_S if wait_s is None else wait_s)
         if self.stop_reason:
             return True
-        ramp = self.slow_start.rate(now)
-        if ramp is None and self.requests.pacer is None and self._recent_sends:
-            ramp = len(self._recent_sends) / RECENT_SENDS_S
+        ramp = self._sending(now)
         self.slow_start.finish()
         resume_at = max(now, self.pause_until)
         # Headers say which limit ran out; without them, the request rate is the one to cut
@@ -340,6 +342,31 @@ class Lane:
             self.tokens.refused(now, ticket.sent_at, resume_at)
         self._conclude(self.refusals.answered(ticket.sent_at, refused=True))
         return True
+
+    def _sending(self, now: float) -> float | None:
+        """About what the lane sends per second while it knows no request limit (its slow
+        start's rate, or what it sent over the last second); None once it is paced."""
+        ramp = self.slow_start.rate(now)
+        if ramp is None and self.requests.pacer is None and self._recent_sends:
+            ramp = len(self._recent_sends) / RECENT_SENDS_S
+        return ramp
+
+    def _limit_found(self, sent_at: float, now: float) -> None:
+        """In capacity mode the share of 429s climbed well above the capacity share: a limit
+        answers at this rate. The lane cuts as for a limit's 429 and stays in capacity mode.
+        It does not pause: each 429's own wait holds its request, as in capacity mode, and
+        the cut slows the lane. Leaving capacity mode instead made every capacity 429 after
+        it pause the lane and cut again: a 500/s limit with 3 % of capacity 429s ran at
+        20-180/s (docs/performance.md)."""
+        ramp = self._sending(now)
+        self.slow_start.finish()
+        rate = self.requests
+        patience = rate.patience
+        if rate.refused(now, sent_at, now, ramp):
+            self.refusals.limit_cut(now)
+            assert rate.pacer is not None
+            rate.hold = min(rate.hold or rate.pacer.rate, rate.pacer.rate)
+            rate.patience = min(2 * patience, MAX_PATIENCE_S)
 
     def _conclude(self, verdict: Verdict | None) -> None:
         """Act on what the refusal test concluded. Capacity (the 429s kept their share after

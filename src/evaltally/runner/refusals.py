@@ -114,6 +114,9 @@ class Verdict(Enum):
     """The test found capacity: undo the tested cut."""
     SCATTERED = "scattered"
     """The first refusal of a lane that knew no limit was scattered: test at a shallow cut."""
+    LIMIT = "limit"
+    """In capacity mode, the share of 429s climbed well above the capacity share: a limit
+    answers at this rate. Cut as for a limit's 429 and stay in capacity mode (`limit_cut`)."""
 
 
 @dataclass
@@ -123,7 +126,8 @@ class RefusalJudge:
     answers: int = 0
     refused: int = 0
     """In capacity mode: answers, and 429s among them, since the test that found it (its own
-    included)."""
+    included), but for those to requests sent before `found_from` and the windows that found
+    a limit."""
     found_from: float = float("-inf")
     """When capacity was found (the last request the test counted was sent): a relapse is read
     from answers to requests sent after it, not from the 429s that made the lane cut."""
@@ -197,11 +201,11 @@ class RefusalJudge:
         concludes, if anything."""
         self.recent.append((sent_at, refused))
         if self.capacity:
+            if sent_at <= self.found_from:  # sent at a rate already judged
+                return None
             self.answers += 1
             self.refused += refused
-            if refused and self._relapsed():
-                self.capacity = False
-            return None
+            return Verdict.LIMIT if refused and self._relapsed() else None
         if self.test_from is None:
             return None
         if sent_at < self.test_from:
@@ -244,11 +248,23 @@ class RefusalJudge:
         before = [refused for sent, refused in self.recent if sent < start][-WINDOW:]
         return sum(before) / (len(before) + PRIOR_ANSWERS)
 
-    def _relapsed(self) -> bool:
+    def limit_cut(self, at: float) -> None:
+        """The lane cut its rate at `at` for a limit found in capacity mode (Verdict.LIMIT): the
+        next relapse is read from answers to requests sent after the cut, against the share
+        counted before the window that relapsed (a limit's 429s are no capacity share)."""
+        n, k = self._window()
+        self.answers, self.refused = self.answers - n, self.refused - k
+        self.found_from = at
+
+    def _window(self) -> tuple[int, int]:
+        """Answers, and 429s among them, of the last WINDOW sent since `found_from`."""
         window = [refused for sent, refused in self.recent if sent > self.found_from][-WINDOW:]
-        if len(window) < MIN_ANSWERS:
+        return len(window), sum(window)
+
+    def _relapsed(self) -> bool:
+        n, k = self._window()
+        if n < MIN_ANSWERS:
             return False
-        n, k = len(window), sum(window)
         base_n, base_k = self.answers - n, self.refused - k
         share, base = k / n, base_k / base_n
         pooled = (k + base_k) / (n + base_n)
