@@ -477,6 +477,47 @@ def test_a_run_of_429s_amid_capacity_refusals_leaves_the_lane_fast(run: int, see
     assert wall <= 20 * clean
 
 
+def test_a_limit_found_in_capacity_mode_cuts_the_rate_and_pauses_nothing() -> None:
+    t = VirtualClock()
+    lane = _lane(t)
+    lane.refusals = RefusalJudge(capacity=True, found_from=0.0, answers=1000, refused=30)
+    rate, patience = lane.requests.per_minute_rate, lane.requests.patience
+    assert rate is not None
+    waited = []
+    for i in range(300):  # a sixth refused: well above the 3 % counted before
+        t.now += 0.002
+        if i % 6 == 5:
+            waited.append(lane.refused(Ticket(t.now, 0), None, 1.0))
+        else:
+            lane.accepted(Ticket(t.now, 0))
+        if lane.requests.per_minute_rate != rate:
+            break
+    assert not any(waited) and lane.pause_until == 0.0 and lane.refusals.capacity
+    cut = lane.requests.per_minute_rate
+    assert cut is not None and cut < rate and lane.requests.hold == pytest.approx(cut / 60)
+    assert lane.requests.patience == 2 * patience
+    assert lane.stats.capacity_refused < lane.stats.rate_limited
+
+
+@pytest.mark.parametrize(("rate", "burst"), [(500.0, 50.0), (1000.0, 100.0)])
+def test_a_limit_amid_capacity_429s_is_held_without_leaving_capacity_mode(
+    rate: float, burst: float
+) -> None:
+    """A token bucket that says nothing but the wait, and 3 % of capacity 429s on top. Found
+    in capacity mode, the limit used to end it: every capacity 429 after that paused the lane
+    and cut its rate, and 4,000 calls took 9.7 and 13.7 times the least the bucket allows."""
+    rng, bucket = random.Random(1), _token_bucket(rate, burst)
+
+    def refuse(at: float) -> float | None:
+        wait = bucket(at)
+        return wait if wait is not None else 1.0 if rng.random() < 0.03 else None
+
+    lane, t = _unpaced_lane()
+    wall, refused = _simulate(lane, t, 4000, refuse)
+    assert lane.refusals.capacity
+    assert wall <= 5 * 4000 / rate and refused <= 300
+
+
 def test_after_a_verdict_of_capacity_a_limits_429_is_cut_to_what_was_accepted() -> None:
     # The verdict restores the rate before the tested cut, and with it, before, the count of
     # what the provider accepted as it stood at the cut: the next limit's 429 then read the

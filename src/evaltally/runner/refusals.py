@@ -15,9 +15,12 @@ their own. A share after the cut above MAX_CAPACITY_SHARE is never capacity eith
 was not deep enough). In capacity mode the rate climbs past the hold that the 429s set
 (pacing.py `lift`), and should the share among answers to requests sent since the verdict climb
 well above the share counted before them (a real limit reached, as the rate climbs back), the
-lane treats 429s as a limit's again. The 429s that made the lane cut are left out of that
-share: read again right after the verdict, a run of them put the lane back under a limit at
-once, and with its hold never lifted, a run of 429s amid capacity refusals left it slow for
+judge says a limit answers (Verdict.LIMIT): the lane cuts as for a limit's 429 and stays in
+capacity mode, and the next such verdict is read from answers to requests sent after the cut
+(`limit_cut`). Leaving capacity mode there made every capacity 429 after it a limit's again,
+each pausing the lane and cutting its rate. The 429s that made the lane cut are left out of
+that share: read again right after the verdict, a run of them put the lane back under a limit
+at once, and with its hold never lifted, a run of 429s amid capacity refusals left it slow for
 good (docs/performance.md).
 
 A lane that found a limit probes back up to it and is refused at about each step: a steady
