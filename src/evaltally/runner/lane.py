@@ -43,6 +43,9 @@ PAUSE_JITTER = 0.05
 # What a lane that knows no request limit remembers of its sends: the last second's, to measure
 # the rate a 429 refused and to charge a limit advertised meanwhile with them.
 RECENT_SENDS_S = 1.0
+# The shortest span a rate of those sends is read over: a lane that sent its whole concurrency
+# at once did not send at an unbounded rate.
+MIN_SEND_SPAN_S = 0.1
 
 
 class LaneStopped(EvaltallyError):
@@ -315,7 +318,9 @@ class Lane:
         self.pause(DEFAULT_429_PAUSE_S if wait_s is None else wait_s)
         if self.stop_reason:
             return True
-        ramp = self._sending(now)
+        ramp = self.slow_start.rate(now)
+        if ramp is None and self.requests.pacer is None and self._recent_sends:
+            ramp = len(self._recent_sends) / RECENT_SENDS_S
         self.slow_start.finish()
         resume_at = max(now, self.pause_until)
         # Headers say which limit ran out; without them, the request rate is the one to cut
@@ -343,14 +348,6 @@ class Lane:
         self._conclude(self.refusals.answered(ticket.sent_at, refused=True))
         return True
 
-    def _sending(self, now: float) -> float | None:
-        """About what the lane sends per second while it knows no request limit (its slow
-        start's rate, or what it sent over the last second); None once it is paced."""
-        ramp = self.slow_start.rate(now)
-        if ramp is None and self.requests.pacer is None and self._recent_sends:
-            ramp = len(self._recent_sends) / RECENT_SENDS_S
-        return ramp
-
     def _limit_found(self, sent_at: float, now: float) -> None:
         """In capacity mode the share of 429s climbed well above the capacity share: a limit
         answers at this rate. The lane cuts as for a limit's 429 and stays in capacity mode.
@@ -361,11 +358,24 @@ class Lane:
         up waits twice as long: a limit's excess share under the verdict's threshold (about
         5 points) goes unseen, so stepping halfway back to the refused rate, as under a
         limit, sat above the limit, and 429s went from 500 to up to 1,900 on 12,000 calls."""
-        ramp = self._sending(now)
         self.slow_start.finish()
         rate = self.requests
+        if rate.pacer is not None:
+            sending: float | None = rate.pacer.rate
+        elif self._recent_sends:
+            # Unpaced since the verdict, often a fraction of a second: what it sent over the
+            # time it took (over a whole second, 1,560/s read as 156/s).
+            span = max(now - self._recent_sends[0], MIN_SEND_SPAN_S)
+            sending = len(self._recent_sends) / span
+        else:
+            sending = None
+        # What the provider accepted is the share of the window that found the limit: the
+        # lane's count of it since its test began holds the pauses of the test's 429s (a
+        # 500/s limit read as 176/s, and the climb back took 14 s).
+        n, refused = self.refusals.window()
+        accepted = None if sending is None else sending * (n - refused) / n
         patience = rate.patience
-        if rate.refused(now, sent_at, now, ramp):
+        if rate.refused(now, sent_at, now, sending, accepted):
             self.refusals.limit_cut(now)
             assert rate.pacer is not None
             rate.hold = min(rate.hold or rate.pacer.rate, rate.pacer.rate)

@@ -99,7 +99,9 @@ plus RELAPSE_MARGIN, and RELAPSE_Z standard errors above it, means a limit is be
 Without the last condition, a count before them that chance had left low (13 of 724, where 3 %
 were refused) relapsed at 15 of the next 256, 3.3 standard errors above it, and the lane was
 cut as for a limit. A limit the lane climbs past by a step refuses a sixth of what it is sent:
-over 4 standard errors above 3 % once 200 answers were counted before."""
+over 4 standard errors above 3 % once 200 answers were counted before. Above
+MAX_CAPACITY_SHARE is never capacity, however high the share counted before (a test run above
+a limit counted some of its 429s as capacity, and a lane held 34 % above a 500/s limit)."""
 
 MIN_SIBLINGS = 8
 """Answers to requests sent after a lane's first refused one, before it paused, that judge
@@ -131,6 +133,9 @@ class RefusalJudge:
     """In capacity mode: answers, and 429s among them, since the test that found it (its own
     included), but for those to requests sent before `found_from` and the windows that found
     a limit."""
+    measured: float = 0.0
+    """The share of 429s the test that found capacity measured: the share counted before a
+    relapse's window is taken as at most this plus RELAPSE_MARGIN."""
     found_from: float = float("-inf")
     """When capacity was found (the last request the test counted was sent): a relapse is read
     from answers to requests sent after it, not from the 429s that made the lane cut."""
@@ -230,6 +235,7 @@ class RefusalJudge:
         ):
             self.capacity, self.test_from, self.found_from = True, None, sent_at
             self.answers, self.refused = self.after, self.refused_after
+            self.measured = after
             self.scattered = False
             return Verdict.CAPACITY
         if self.after >= MAX_ANSWERS:
@@ -255,21 +261,25 @@ class RefusalJudge:
         """The lane cut its rate at `at` for a limit found in capacity mode (Verdict.LIMIT): the
         next relapse is read from answers to requests sent after the cut, against the share
         counted before the window that relapsed (a limit's 429s are no capacity share)."""
-        n, k = self._window()
+        n, k = self.window()
         self.answers, self.refused = self.answers - n, self.refused - k
         self.found_from = at
 
-    def _window(self) -> tuple[int, int]:
+    def window(self) -> tuple[int, int]:
         """Answers, and 429s among them, of the last WINDOW sent since `found_from`."""
         window = [refused for sent, refused in self.recent if sent > self.found_from][-WINDOW:]
         return len(window), sum(window)
 
     def _relapsed(self) -> bool:
-        n, k = self._window()
+        n, k = self.window()
         if n < MIN_ANSWERS:
             return False
         base_n, base_k = self.answers - n, self.refused - k
-        share, base = k / n, base_k / base_n
+        # A lane held a little above a limit, by less than a relapse shows, adds that limit's
+        # 429s to the share counted before the window; unbounded, the share crept up, no
+        # relapse came, and a lane climbed to 2.8 x a 500/s limit.
+        share, base = k / n, min(base_k / base_n, self.measured + RELAPSE_MARGIN)
         pooled = (k + base_k) / (n + base_n)
         spread = math.sqrt(pooled * (1 - pooled) * (1 / n + 1 / base_n))
-        return share > RELAPSE_FACTOR * base + RELAPSE_MARGIN and share - base > RELAPSE_Z * spread
+        above = min(RELAPSE_FACTOR * base + RELAPSE_MARGIN, MAX_CAPACITY_SHARE)
+        return share > above and share - base > RELAPSE_Z * spread
