@@ -130,6 +130,18 @@ def test_a_storm_of_429s_is_never_taken_as_capacity() -> None:
     assert not judge.capacity
 
 
+def test_a_test_after_a_storm_ends_at_its_first_hundred_answers() -> None:
+    # No verdict of capacity can follow a share of 40 % before the cut: the test ends, and the
+    # next cut starts one that counts the share before it afresh. Run on to MAX_ANSWERS, it
+    # held a lane in limit mode for 12 s, every capacity 429 pausing it for 1 s meanwhile.
+    judge = RefusalJudge()
+    _feed(judge, 0.0, 100, 0.4)
+    judge.cut(resume_at=2.0)
+    assert not _feed(judge, 2.0, MIN_ANSWERS, 0.03)
+    assert not judge.testing and not judge.capacity
+    assert judge.cut(resume_at=5.0)
+
+
 def test_answers_to_requests_sent_before_the_resume_do_not_count() -> None:
     judge = RefusalJudge()
     _feed(judge, 0.0, 100, 0.03)

@@ -70,7 +70,8 @@ MIN_REFUSED = 3
 
 MAX_ANSWERS = 400
 """Answers after the cut by which, without a verdict of capacity, the cut is taken to have
-worked: the 429s were the limit's and the next cut starts a new test."""
+worked: the 429s were the limit's and the next cut starts a new test. A test whose share before
+the cut is above MAX_CAPACITY_SHARE can reach no such verdict and ends at MIN_ANSWERS."""
 
 CAPACITY_RATIO = 0.5
 """The share after the cut, as a part of the share before, at which it counts as not fallen.
@@ -238,7 +239,11 @@ class RefusalJudge:
             self.measured = after
             self.scattered = False
             return Verdict.CAPACITY
-        if self.after >= MAX_ANSWERS:
+        if self.after >= MAX_ANSWERS or before > MAX_CAPACITY_SHARE:
+            # No verdict of capacity can come from this test: the next cut starts another,
+            # counting the share before it afresh. Run on to MAX_ANSWERS after a storm of a
+            # limit's 429s, such a test held the lane in limit mode for 12 s, each capacity
+            # 429 meanwhile pausing it for 1 s and cutting its rate (a 500/s limit: 90/s).
             self.test_from, self.scattered = None, False
         return None
 
