@@ -21,18 +21,16 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from _common import (
     add_sweep_args,
-    attempt_ends,
     median,
     mock_process,
     save,
     table,
-    tally_run,
+    tally_run_ends,
     workdir,
     write_config,
     write_items,
@@ -53,14 +51,7 @@ def run_once(wd: Path, items: Path, args: argparse.Namespace, rep: int) -> dict[
     tag = f"r{rep}"
     with mock_process(*mock_args, workdir=wd) as mock:
         cfg = write_config(wd, mock.base_url, items, name=tag, concurrency=args.concurrency)
-        try:
-            wall, _ = tally_run(cfg, timeout=args.timeout)
-            finished = True
-        except subprocess.TimeoutExpired:
-            wall, finished = args.timeout, False
-    run_dir = wd / "runs" / tag
-    ends = attempt_ends(run_dir)
-    shutil.rmtree(run_dir, ignore_errors=True)
+        wall, finished, ends = tally_run_ends(cfg, wd / "runs" / tag, timeout=args.timeout)
     return {
         "wall_s": wall,
         "least_s": least,
