@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import signal
 import statistics
 import subprocess
@@ -249,6 +250,21 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
     return str(value)
+
+
+def tally_run_ends(
+    config: Path, run_dir: Path, *, timeout: float
+) -> tuple[float, bool, list[tuple[float, int | None]]]:
+    """`tally run` of `config` stopped after `timeout` s: its wall time, whether it finished,
+    and its finished attempts (`attempt_ends`); the run directory is removed afterwards."""
+    try:
+        wall, _ = tally_run(config, timeout=timeout)
+        finished = True
+    except subprocess.TimeoutExpired:
+        wall, finished = timeout, False
+    ends = attempt_ends(run_dir)
+    shutil.rmtree(run_dir, ignore_errors=True)
+    return wall, finished, ends
 
 
 def attempt_ends(run_dir: Path) -> list[tuple[float, int | None]]:

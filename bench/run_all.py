@@ -10,6 +10,7 @@
   h  the fixed cost of a one-call `tally run`, split at the ledger's timestamps
   m  the rate-limit matrix: every enforcement mode x window x headers x configured (~12 min)
   s  sporadic errors: 6,000 calls, 30 ms, 3 % 503 / 529 / 500 / capacity 429s vs none (ratios)
+  l  a 500/s limit that says nothing plus 3 % capacity 429s: wall vs the least it allows
   r  fresh runs of 100,000 and 1,000,000 one-step calls: peak RSS, calls/s early and late
      (not in the default set: about 10 minutes)
 
@@ -34,7 +35,7 @@ RESULTS = BENCH / "results"
 # Upper bound for one benchmark script (all repetitions), seconds per repetition.
 BUDGET_PER_REP_S = {
     "a": 180, "b": 180, "c": 240, "d": 600, "e": 200, "f": 2400, "g": 120, "h": 60, "m": 2400,
-    "s": 900, "r": 3600,
+    "s": 900, "l": 300, "r": 3600,
 }  # fmt: skip
 
 
@@ -72,13 +73,15 @@ def commands(which: str, reps: int, rate_reps: int) -> list[tuple[str, list[str]
         return [("run_scale", [*py, "run_scale.py"], 1)]
     if which == "s":
         return [("sporadic", [*py, "sporadic.py", "--reps", str(reps)], reps)]
+    if which == "l":
+        return [("limit_noise", [*py, "limit_noise.py", "--reps", str(reps)], reps)]
     raise ValueError(which)
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--only", default="a,b,c,d,e,f,g,h,m,s", help="comma-separated letters")
-    p.add_argument("--reps", type=int, default=3, help="repetitions of a, b, d, f, g, s")
+    p.add_argument("--only", default="a,b,c,d,e,f,g,h,m,s,l", help="comma-separated letters")
+    p.add_argument("--reps", type=int, default=3, help="repetitions of a, b, d, f, g, s, l")
     p.add_argument("--rate-reps", type=int, default=1, help="repetitions of c, e (~65 s each)")
     args = p.parse_args()
     letters = [x.strip() for x in args.only.split(",") if x.strip()]

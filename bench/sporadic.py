@@ -27,18 +27,16 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from _common import (
     add_sweep_args,
-    attempt_ends,
     median,
     mock_process,
     save,
     table,
-    tally_run,
+    tally_run_ends,
     workdir,
     write_config,
     write_items,
@@ -69,15 +67,8 @@ def run_case(
         cfg = write_config(
             wd, mock.base_url, items, name=tag, concurrency=args.concurrency, rpm=args.rpm
         )
-        try:
-            wall, _ = tally_run(cfg, timeout=args.timeout)
-            finished = True
-        except subprocess.TimeoutExpired:
-            wall, finished = args.timeout, False
+        wall, finished, ends = tally_run_ends(cfg, wd / "runs" / tag, timeout=args.timeout)
         stats = mock.stats()
-    run_dir = wd / "runs" / tag
-    ends = attempt_ends(run_dir)
-    shutil.rmtree(run_dir, ignore_errors=True)
     return {
         "case": case,
         "wall_s": wall,

@@ -87,14 +87,23 @@ def test_gemini_resource_exhausted_is_capacity_unless_it_names_a_quota() -> None
     assert not _gemini_429([quota, retry]).capacity
 
 
-def _feed(judge: RefusalJudge, start: float, n: int, share: float, seed: int = 1) -> bool:
-    """`n` answers sent from `start` on, each refused with probability `share`; whether one of
-    them completed a test finding capacity."""
+def _verdicts(
+    judge: RefusalJudge, start: float, n: int, share: float, seed: int = 1
+) -> list[Verdict]:
+    """`n` answers sent from `start` on, each refused with probability `share`; what they
+    concluded, in order."""
     rng = random.Random(seed)
-    found = False
+    out = []
     for i in range(n):
-        found |= judge.answered(start + i * 0.01, rng.random() < share) is Verdict.CAPACITY
-    return found
+        verdict = judge.answered(start + i * 0.01, rng.random() < share)
+        if verdict is not None:
+            out.append(verdict)
+    return out
+
+
+def _feed(judge: RefusalJudge, start: float, n: int, share: float, seed: int = 1) -> bool:
+    """Whether `_verdicts` of these answers completed a test finding capacity."""
+    return Verdict.CAPACITY in _verdicts(judge, start, n, share, seed)
 
 
 def test_429s_that_keep_their_share_after_a_cut_are_capacity() -> None:
@@ -121,6 +130,18 @@ def test_a_storm_of_429s_is_never_taken_as_capacity() -> None:
     assert not judge.capacity
 
 
+def test_a_test_after_a_storm_ends_at_its_first_hundred_answers() -> None:
+    # No verdict of capacity can follow a share of 40 % before the cut: the test ends, and the
+    # next cut starts one that counts the share before it afresh. Run on to MAX_ANSWERS, it
+    # held a lane in limit mode for 12 s, every capacity 429 pausing it for 1 s meanwhile.
+    judge = RefusalJudge()
+    _feed(judge, 0.0, 100, 0.4)
+    judge.cut(resume_at=2.0)
+    assert not _feed(judge, 2.0, MIN_ANSWERS, 0.03)
+    assert not judge.testing and not judge.capacity
+    assert judge.cut(resume_at=5.0)
+
+
 def test_answers_to_requests_sent_before_the_resume_do_not_count() -> None:
     judge = RefusalJudge()
     _feed(judge, 0.0, 100, 0.03)
@@ -129,14 +150,21 @@ def test_answers_to_requests_sent_before_the_resume_do_not_count() -> None:
     assert judge.testing and judge.after == 0
 
 
-def test_capacity_ends_when_the_share_climbs_well_above_the_one_measured() -> None:
+def test_a_share_well_above_the_one_measured_is_a_limit_found_in_capacity_mode() -> None:
     judge = RefusalJudge()
     _feed(judge, 0.0, 200, 0.03)
     judge.cut(resume_at=3.0)
     _feed(judge, 3.0, MAX_ANSWERS, 0.03)
     assert judge.capacity
-    _feed(judge, 10.0, MIN_ANSWERS * 2, 0.3, seed=2)
-    assert not judge.capacity
+    base = judge.refused / judge.answers
+    assert _verdicts(judge, 10.0, MIN_ANSWERS * 2, 0.3, seed=2)[:1] == [Verdict.LIMIT]
+    # The lane cuts and stays in capacity mode: the next relapse is read from what is sent
+    # after the cut, against the share before the window that relapsed.
+    judge.limit_cut(20.0)
+    assert judge.capacity and judge.refused / judge.answers == pytest.approx(base, abs=0.01)
+    assert not _verdicts(judge, 18.0, MIN_ANSWERS * 2, 0.5, seed=3)  # sent before the cut
+    assert not _verdicts(judge, 21.0, MIN_ANSWERS * 4, 0.03, seed=4)
+    assert judge.refused / judge.answers == pytest.approx(base, abs=0.01)
 
 
 def _capacity_found() -> RefusalJudge:
@@ -151,23 +179,36 @@ def test_a_relapse_is_read_from_answers_sent_after_capacity_was_found() -> None:
     judge = _capacity_found()
     # Answers to requests sent before the verdict (in flight at it, or the run of 429s that
     # made the lane cut) are not a limit being hit again.
-    for i in range(MIN_ANSWERS):
+    before = [
         judge.answered(judge.found_from - 1.0 + i * 0.001, refused=i % 5 == 0)
-    assert judge.capacity
-    _feed(judge, 10.0, MIN_ANSWERS * 2, 0.4, seed=2)
-    assert not judge.capacity
+        for i in range(MIN_ANSWERS)
+    ]
+    assert not any(before)
+    assert Verdict.LIMIT in _verdicts(judge, 10.0, MIN_ANSWERS * 2, 0.4, seed=2)
 
 
 def test_a_relapse_needs_more_429s_than_chance_puts_in_a_window() -> None:
-    judge = RefusalJudge(capacity=True, found_from=0.0, answers=724, refused=13)
+    judge = RefusalJudge(capacity=True, found_from=0.0, answers=724, refused=13, measured=0.02)
     # 15 of the next 256: 5.9 % against 1.8 % before, above twice it plus 2 %, but 3.3
     # standard errors: what a steady share of about 3 % gives now and then.
-    for i in range(256):
-        judge.answered(1.0 + i * 0.01, refused=i % 17 == 0)
-    assert judge.capacity
-    for i in range(256):  # a limit: a sixth refused
-        judge.answered(5.0 + i * 0.01, refused=i % 6 == 0)
-    assert not judge.capacity
+    assert not any(judge.answered(1.0 + i * 0.01, refused=i % 17 == 0) for i in range(256))
+    limit = [judge.answered(5.0 + i * 0.01, refused=i % 6 == 0) for i in range(256)]
+    assert Verdict.LIMIT in limit  # a limit: a sixth refused
+
+
+def test_a_share_counted_above_the_measured_one_does_not_hide_a_limit() -> None:
+    # Held a little above a limit, the lane counted that limit's 429s into the share before
+    # the window: 20 % against the 3 % its test measured. A sixth refused is still a limit.
+    judge = RefusalJudge(capacity=True, found_from=0.0, answers=2000, refused=400, measured=0.03)
+    assert Verdict.LIMIT in [judge.answered(1.0 + i * 0.01, i % 6 == 0) for i in range(256)]
+
+
+def test_a_share_above_the_capacity_bound_is_a_limit_whatever_was_measured() -> None:
+    # The test ran above a limit and measured 17 %: a third is no capacity share, though
+    # under twice 17 % plus 2 points.
+    judge = RefusalJudge(capacity=True, found_from=0.0, answers=400, refused=68, measured=0.17)
+    verdicts = [judge.answered(1.0 + i * 0.01, i % 3 == 0) for i in range(256)]
+    assert Verdict.LIMIT in verdicts
 
 
 def _siblings(refused: int) -> Verdict | None:
@@ -461,6 +502,75 @@ def test_a_run_of_429s_amid_capacity_refusals_leaves_the_lane_fast(run: int, see
     pacer = lane.requests.pacer
     assert lane.refusals.capacity and (pacer is None or pacer.rate > 1000)
     assert wall <= 20 * clean
+
+
+def test_a_limit_found_in_capacity_mode_cuts_the_rate_and_pauses_nothing() -> None:
+    t = VirtualClock()
+    lane = _lane(t)
+    lane.refusals = RefusalJudge(
+        capacity=True, found_from=0.0, answers=1000, refused=30, measured=0.03
+    )
+    rate, patience = lane.requests.per_minute_rate, lane.requests.patience
+    assert rate is not None
+    waited = []
+    for i in range(300):  # a sixth refused: well above the 3 % counted before
+        t.now += 0.002
+        if i % 6 == 5:
+            waited.append(lane.refused(Ticket(t.now, 0), None, 1.0))
+        else:
+            lane.accepted(Ticket(t.now, 0))
+        if lane.requests.per_minute_rate != rate:
+            break
+    assert not any(waited) and lane.pause_until == 0.0 and lane.refusals.capacity
+    cut = lane.requests.per_minute_rate
+    assert cut is not None and cut < rate and lane.requests.hold == pytest.approx(cut / 60)
+    assert lane.requests.patience == 2 * patience
+    assert lane.stats.capacity_refused < lane.stats.rate_limited
+
+
+def test_a_limit_found_unpaced_is_cut_to_what_the_provider_accepted() -> None:
+    # Unpaced since the verdict, the lane sends 1,000/s and half is refused: about 500/s was
+    # accepted. Its sends of the last second over a whole second read 1,000/s as the 200/s
+    # it sent in the 0.2 s since, and its count since the test began held the test's pauses.
+    lane, t = _unpaced_lane()
+    lane.slow_start.finish()
+    t.now = 5.0
+    lane.refusals = RefusalJudge(
+        capacity=True, found_from=t.now, answers=1000, refused=30, measured=0.03
+    )
+    for i in range(1000):
+        t.now += 0.001
+        ticket, _ = lane._admit(0)
+        assert ticket is not None
+        lane.release(ticket, None)
+        if i % 2:
+            lane.accepted(ticket)
+        else:
+            lane.refused(ticket, None, 0.002)
+        if lane.requests.pacer is not None:
+            break
+    rate = lane.requests.per_minute_rate
+    assert rate is not None and 0.9 * 500 <= rate / 60 <= 500
+    assert lane.refusals.capacity and lane.pause_until == 0.0
+
+
+@pytest.mark.parametrize(("rate", "burst"), [(500.0, 50.0), (1000.0, 100.0)])
+def test_a_limit_amid_capacity_429s_is_held_without_leaving_capacity_mode(
+    rate: float, burst: float
+) -> None:
+    """A token bucket that says nothing but the wait, and 3 % of capacity 429s on top. Found
+    in capacity mode, the limit used to end it: every capacity 429 after that paused the lane
+    and cut its rate, and 4,000 calls took 9.7 and 13.7 times the least the bucket allows."""
+    rng, bucket = random.Random(1), _token_bucket(rate, burst)
+
+    def refuse(at: float) -> float | None:
+        wait = bucket(at)
+        return wait if wait is not None else 1.0 if rng.random() < 0.03 else None
+
+    lane, t = _unpaced_lane()
+    wall, refused = _simulate(lane, t, 4000, refuse)
+    assert lane.refusals.capacity
+    assert wall <= 4 * 4000 / rate and refused <= 1000
 
 
 def test_after_a_verdict_of_capacity_a_limits_429_is_cut_to_what_was_accepted() -> None:

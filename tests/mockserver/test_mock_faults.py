@@ -60,7 +60,11 @@ async def test_ratelimit_headers_toggle() -> None:
     async with MockServer(cfg) as srv, aiohttp.ClientSession() as s:
         _, _, h = await call(s, srv, "a")
         assert "x-ratelimit-limit-requests" not in h
-        srv.update(ratelimit_headers=True)
+        srv.update(error_429_rate=1.0)
+        status, _, h = await call(s, srv, "b")
+        assert status == 429 and h["Retry-After"] == "1"
+        assert not any(k.lower().startswith("x-ratelimit") for k in h)
+        srv.update(ratelimit_headers=True, error_429_rate=0.0)
         _, _, h = await call(s, srv, "a")
         assert h["x-ratelimit-limit-requests"] == "6000"
 

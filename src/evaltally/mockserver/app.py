@@ -118,7 +118,9 @@ async def _respond(
         fault = state.planner.random(body_hash, attempt)
     if snap is None and limiter.active and cfg.ratelimit_headers:
         snap = limiter.snapshot()
-    if not cfg.ratelimit_headers and (fault is None or fault.kind != "429"):
+    if not cfg.ratelimit_headers:
+        # No response shows them, an injected 429 included: with the limiter's headers (requests
+        # left) it read as a capacity refusal, not as the bare 429 a client must judge itself.
         snap = None
 
     finish = "stop"

@@ -25,7 +25,7 @@ from evaltally.errors import EvaltallyError
 from evaltally.records import RateLimitSnapshot
 from evaltally.runner import clock as clk
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
-from evaltally.runner.pacing import DECREASE, AdaptiveRate, SlowStart
+from evaltally.runner.pacing import DECREASE, MAX_PATIENCE_S, AdaptiveRate, SlowStart
 from evaltally.runner.refusals import RefusalJudge, Verdict
 from evaltally.runner.window import InflightWindow
 
@@ -43,6 +43,9 @@ PAUSE_JITTER = 0.05
 # What a lane that knows no request limit remembers of its sends: the last second's, to measure
 # the rate a 429 refused and to charge a limit advertised meanwhile with them.
 RECENT_SENDS_S = 1.0
+# The shortest span a rate of those sends is read over: a lane that sent its whole concurrency
+# at once did not send at an unbounded rate.
+MIN_SEND_SPAN_S = 0.1
 
 
 class LaneStopped(EvaltallyError):
@@ -305,8 +308,12 @@ class Lane:
         )
         judged = self.refusals.capacity or self.refusals.scattered
         if capacity or (judged and not limit_said):
-            self.stats.capacity_refused += 1
-            self._conclude(self.refusals.answered(ticket.sent_at, refused=True))
+            verdict = self.refusals.answered(ticket.sent_at, refused=True)
+            if verdict is Verdict.LIMIT and not capacity:
+                self._limit_found(ticket.sent_at, now)
+            else:
+                self.stats.capacity_refused += 1
+                self._conclude(verdict)
             return False
         self.pause(DEFAULT_429_PAUSE_S if wait_s is None else wait_s)
         if self.stop_reason:
@@ -340,6 +347,39 @@ class Lane:
             self.tokens.refused(now, ticket.sent_at, resume_at)
         self._conclude(self.refusals.answered(ticket.sent_at, refused=True))
         return True
+
+    def _limit_found(self, sent_at: float, now: float) -> None:
+        """In capacity mode the share of 429s climbed well above the capacity share: a limit
+        answers at this rate. The lane cuts as for a limit's 429 and stays in capacity mode.
+        It does not pause: each 429's own wait holds its request, as in capacity mode, and
+        the cut slows the lane. Leaving capacity mode instead made every capacity 429 after
+        it pause the lane and cut again: a 500/s limit with 3 % of capacity 429s ran at
+        20-180/s (docs/performance.md). The rate it went back to is held, and the next step
+        up waits twice as long: a limit's excess share under the verdict's threshold (about
+        5 points) goes unseen, so stepping halfway back to the refused rate, as under a
+        limit, sat above the limit, and 429s went from 500 to up to 1,900 on 12,000 calls."""
+        self.slow_start.finish()
+        rate = self.requests
+        if rate.pacer is not None:
+            sending: float | None = rate.pacer.rate
+        elif self._recent_sends:
+            # Unpaced since the verdict, often a fraction of a second: what it sent over the
+            # time it took (over a whole second, 1,560/s read as 156/s).
+            span = max(now - self._recent_sends[0], MIN_SEND_SPAN_S)
+            sending = len(self._recent_sends) / span
+        else:
+            sending = None
+        # What the provider accepted is the share of the window that found the limit: the
+        # lane's count of it since its test began holds the pauses of the test's 429s (a
+        # 500/s limit read as 176/s, and the climb back took 14 s).
+        n, refused = self.refusals.window()
+        accepted = None if sending is None else sending * (n - refused) / n
+        patience = rate.patience
+        if rate.refused(now, sent_at, now, sending, accepted):
+            self.refusals.limit_cut(now)
+            assert rate.pacer is not None
+            rate.hold = min(rate.hold or rate.pacer.rate, rate.pacer.rate)
+            rate.patience = min(2 * patience, MAX_PATIENCE_S)
 
     def _conclude(self, verdict: Verdict | None) -> None:
         """Act on what the refusal test concluded. Capacity (the 429s kept their share after

@@ -290,10 +290,17 @@ class AdaptiveRate:
             self._step(pacer, top, now)
 
     def refused(
-        self, now: float, sent_at: float, resume_at: float, sending: float | None = None
+        self,
+        now: float,
+        sent_at: float,
+        resume_at: float,
+        sending: float | None = None,
+        accepted: float | None = None,
     ) -> bool:
         """A 429 for a request sent at `sent_at`; the lane resumes at `resume_at`; an unpaced
         lane was sending about `sending` per second (its slow start, or what it measured).
+        `accepted`: what the provider accepted per second of what was sent just before, if
+        the caller measured it; it then stands for this dimension's own count.
         Returns whether the rate was cut (requests sent before the last cut were paced at the
         old rate and teach nothing new)."""
         self.clean_since = resume_at
@@ -302,6 +309,8 @@ class AdaptiveRate:
         if sent_at < self.cut_at:
             return False
         seen = self._estimate(now, resume_at)
+        if accepted is not None:
+            seen = accepted
         self.probed_from = None
         if self.pacer is not None:
             current = self.pacer.rate

@@ -15,9 +15,12 @@ their own. A share after the cut above MAX_CAPACITY_SHARE is never capacity eith
 was not deep enough). In capacity mode the rate climbs past the hold that the 429s set
 (pacing.py `lift`), and should the share among answers to requests sent since the verdict climb
 well above the share counted before them (a real limit reached, as the rate climbs back), the
-lane treats 429s as a limit's again. The 429s that made the lane cut are left out of that
-share: read again right after the verdict, a run of them put the lane back under a limit at
-once, and with its hold never lifted, a run of 429s amid capacity refusals left it slow for
+judge says a limit answers (Verdict.LIMIT): the lane cuts as for a limit's 429 and stays in
+capacity mode, and the next such verdict is read from answers to requests sent after the cut
+(`limit_cut`). Leaving capacity mode there made every capacity 429 after it a limit's again,
+each pausing the lane and cutting its rate. The 429s that made the lane cut are left out of
+that share: read again right after the verdict, a run of them put the lane back under a limit
+at once, and with its hold never lifted, a run of 429s amid capacity refusals left it slow for
 good (docs/performance.md).
 
 A lane that found a limit probes back up to it and is refused at about each step: a steady
@@ -67,7 +70,8 @@ MIN_REFUSED = 3
 
 MAX_ANSWERS = 400
 """Answers after the cut by which, without a verdict of capacity, the cut is taken to have
-worked: the 429s were the limit's and the next cut starts a new test."""
+worked: the 429s were the limit's and the next cut starts a new test. A test whose share before
+the cut is above MAX_CAPACITY_SHARE can reach no such verdict and ends at MIN_ANSWERS."""
 
 CAPACITY_RATIO = 0.5
 """The share after the cut, as a part of the share before, at which it counts as not fallen.
@@ -96,7 +100,9 @@ plus RELAPSE_MARGIN, and RELAPSE_Z standard errors above it, means a limit is be
 Without the last condition, a count before them that chance had left low (13 of 724, where 3 %
 were refused) relapsed at 15 of the next 256, 3.3 standard errors above it, and the lane was
 cut as for a limit. A limit the lane climbs past by a step refuses a sixth of what it is sent:
-over 4 standard errors above 3 % once 200 answers were counted before."""
+over 4 standard errors above 3 % once 200 answers were counted before. Above
+MAX_CAPACITY_SHARE is never capacity, however high the share counted before (a test run above
+a limit counted some of its 429s as capacity, and a lane held 34 % above a 500/s limit)."""
 
 MIN_SIBLINGS = 8
 """Answers to requests sent after a lane's first refused one, before it paused, that judge
@@ -114,6 +120,9 @@ class Verdict(Enum):
     """The test found capacity: undo the tested cut."""
     SCATTERED = "scattered"
     """The first refusal of a lane that knew no limit was scattered: test at a shallow cut."""
+    LIMIT = "limit"
+    """In capacity mode, the share of 429s climbed well above the capacity share: a limit
+    answers at this rate. Cut as for a limit's 429 and stay in capacity mode (`limit_cut`)."""
 
 
 @dataclass
@@ -123,7 +132,11 @@ class RefusalJudge:
     answers: int = 0
     refused: int = 0
     """In capacity mode: answers, and 429s among them, since the test that found it (its own
-    included)."""
+    included), but for those to requests sent before `found_from` and the windows that found
+    a limit."""
+    measured: float = 0.0
+    """The share of 429s the test that found capacity measured: the share counted before a
+    relapse's window is taken as at most this plus RELAPSE_MARGIN."""
     found_from: float = float("-inf")
     """When capacity was found (the last request the test counted was sent): a relapse is read
     from answers to requests sent after it, not from the 429s that made the lane cut."""
@@ -197,11 +210,11 @@ class RefusalJudge:
         concludes, if anything."""
         self.recent.append((sent_at, refused))
         if self.capacity:
+            if sent_at <= self.found_from:  # sent at a rate already judged
+                return None
             self.answers += 1
             self.refused += refused
-            if refused and self._relapsed():
-                self.capacity = False
-            return None
+            return Verdict.LIMIT if refused and self._relapsed() else None
         if self.test_from is None:
             return None
         if sent_at < self.test_from:
@@ -223,9 +236,14 @@ class RefusalJudge:
         ):
             self.capacity, self.test_from, self.found_from = True, None, sent_at
             self.answers, self.refused = self.after, self.refused_after
+            self.measured = after
             self.scattered = False
             return Verdict.CAPACITY
-        if self.after >= MAX_ANSWERS:
+        if self.after >= MAX_ANSWERS or before > MAX_CAPACITY_SHARE:
+            # No verdict of capacity can come from this test: the next cut starts another,
+            # counting the share before it afresh. Run on to MAX_ANSWERS after a storm of a
+            # limit's 429s, such a test held the lane in limit mode for 12 s, each capacity
+            # 429 meanwhile pausing it for 1 s and cutting its rate (a 500/s limit: 90/s).
             self.test_from, self.scattered = None, False
         return None
 
@@ -244,13 +262,29 @@ class RefusalJudge:
         before = [refused for sent, refused in self.recent if sent < start][-WINDOW:]
         return sum(before) / (len(before) + PRIOR_ANSWERS)
 
-    def _relapsed(self) -> bool:
+    def limit_cut(self, at: float) -> None:
+        """The lane cut its rate at `at` for a limit found in capacity mode (Verdict.LIMIT): the
+        next relapse is read from answers to requests sent after the cut, against the share
+        counted before the window that relapsed (a limit's 429s are no capacity share)."""
+        n, k = self.window()
+        self.answers, self.refused = self.answers - n, self.refused - k
+        self.found_from = at
+
+    def window(self) -> tuple[int, int]:
+        """Answers, and 429s among them, of the last WINDOW sent since `found_from`."""
         window = [refused for sent, refused in self.recent if sent > self.found_from][-WINDOW:]
-        if len(window) < MIN_ANSWERS:
+        return len(window), sum(window)
+
+    def _relapsed(self) -> bool:
+        n, k = self.window()
+        if n < MIN_ANSWERS:
             return False
-        n, k = len(window), sum(window)
         base_n, base_k = self.answers - n, self.refused - k
-        share, base = k / n, base_k / base_n
+        # A lane held a little above a limit, by less than a relapse shows, adds that limit's
+        # 429s to the share counted before the window; unbounded, the share crept up, no
+        # relapse came, and a lane climbed to 2.8 x a 500/s limit.
+        share, base = k / n, min(base_k / base_n, self.measured + RELAPSE_MARGIN)
         pooled = (k + base_k) / (n + base_n)
         spread = math.sqrt(pooled * (1 - pooled) * (1 / n + 1 / base_n))
-        return share > RELAPSE_FACTOR * base + RELAPSE_MARGIN and share - base > RELAPSE_Z * spread
+        above = min(RELAPSE_FACTOR * base + RELAPSE_MARGIN, MAX_CAPACITY_SHARE)
+        return share > above and share - base > RELAPSE_Z * spread
