@@ -25,7 +25,7 @@ from evaltally.errors import EvaltallyError
 from evaltally.records import RateLimitSnapshot
 from evaltally.runner import clock as clk
 from evaltally.runner.breaker import BreakerState, CircuitBreaker
-from evaltally.runner.pacing import DECREASE, MAX_PATIENCE_S, AdaptiveRate, SlowStart
+from evaltally.runner.pacing import DECREASE, AdaptiveRate, SlowStart
 from evaltally.runner.refusals import RefusalJudge, Verdict
 from evaltally.runner.window import InflightWindow
 
@@ -354,10 +354,7 @@ class Lane:
         It does not pause: each 429's own wait holds its request, as in capacity mode, and
         the cut slows the lane. Leaving capacity mode instead made every capacity 429 after
         it pause the lane and cut again: a 500/s limit with 3 % of capacity 429s ran at
-        20-180/s (docs/performance.md). The rate it went back to is held, and the next step
-        up waits twice as long: a limit's excess share under the verdict's threshold (about
-        5 points) goes unseen, so stepping halfway back to the refused rate, as under a
-        limit, sat above the limit, and 429s went from 500 to up to 1,900 on 12,000 calls."""
+        20-180/s (docs/performance.md)."""
         self.slow_start.finish()
         rate = self.requests
         if rate.pacer is not None:
@@ -374,12 +371,8 @@ class Lane:
         # 500/s limit read as 176/s, and the climb back took 14 s).
         n, refused = self.refusals.window()
         accepted = None if sending is None else sending * (n - refused) / n
-        patience = rate.patience
-        if rate.refused(now, sent_at, now, sending, accepted):
+        if rate.limit_found(now, sent_at, sending, accepted):
             self.refusals.limit_cut(now)
-            assert rate.pacer is not None
-            rate.hold = min(rate.hold or rate.pacer.rate, rate.pacer.rate)
-            rate.patience = min(2 * patience, MAX_PATIENCE_S)
 
     def _conclude(self, verdict: Verdict | None) -> None:
         """Act on what the refusal test concluded. Capacity (the 429s kept their share after
